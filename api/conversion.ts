@@ -1,0 +1,66 @@
+import { API_VERSION_V1, API_VERSION_V1ALPHA1, HOSTNAME_ANNOTATION } from './constants.ts';
+import type { ObjectMeta, StaticSiteV1, StaticSiteV1alpha1 } from './types.ts';
+
+/** An object whose apiVersion this package cannot convert, or whose shape is not a StaticSite. */
+export class ConversionError extends Error {
+  override name = 'ConversionError';
+}
+
+function withAnnotation(meta: ObjectMeta, key: string, value: string | undefined): ObjectMeta {
+  const annotations = { ...(meta.annotations ?? {}) };
+  if (value === undefined) delete annotations[key];
+  else annotations[key] = value;
+  const next: ObjectMeta = { ...meta, annotations };
+  if (Object.keys(annotations).length === 0) delete next.annotations;
+  return next;
+}
+
+/** v1 -> v1alpha1: `spec.hostname` moves into the `staticsite.dev/hostname` annotation. */
+export function toV1alpha1(site: StaticSiteV1): StaticSiteV1alpha1 {
+  const { hostname, ...spec } = site.spec;
+  const out: StaticSiteV1alpha1 = {
+    ...site,
+    apiVersion: API_VERSION_V1ALPHA1,
+    metadata: hostname === undefined ? site.metadata : withAnnotation(site.metadata, HOSTNAME_ANNOTATION, hostname),
+    spec,
+  };
+  return out;
+}
+
+/** v1alpha1 -> v1: the `staticsite.dev/hostname` annotation, when present, becomes `spec.hostname`. */
+export function toV1(site: StaticSiteV1alpha1): StaticSiteV1 {
+  const hostname = site.metadata.annotations?.[HOSTNAME_ANNOTATION];
+  const out: StaticSiteV1 = {
+    ...site,
+    apiVersion: API_VERSION_V1,
+    metadata: hostname === undefined ? site.metadata : withAnnotation(site.metadata, HOSTNAME_ANNOTATION, undefined),
+    spec: hostname === undefined ? { ...site.spec } : { ...site.spec, hostname },
+  };
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Converts any StaticSite object to the desired apiVersion. Fields this package does not know
+ * are carried through untouched, so a newer client's data survives a conversion.
+ */
+export function convertStaticSite(object: unknown, desiredAPIVersion: string): StaticSiteV1 | StaticSiteV1alpha1 {
+  if (!isRecord(object)) throw new ConversionError('object is not a JSON object');
+  if (object.kind !== 'StaticSite') throw new ConversionError(`unexpected kind ${JSON.stringify(object.kind)}`);
+  if (!isRecord(object.metadata)) throw new ConversionError('object has no metadata');
+  if (!isRecord(object.spec)) throw new ConversionError('object has no spec');
+  const from = object.apiVersion;
+  if (from !== API_VERSION_V1 && from !== API_VERSION_V1ALPHA1) {
+    throw new ConversionError(`unsupported apiVersion ${JSON.stringify(from)}`);
+  }
+  if (desiredAPIVersion !== API_VERSION_V1 && desiredAPIVersion !== API_VERSION_V1ALPHA1) {
+    throw new ConversionError(`unsupported desiredAPIVersion ${JSON.stringify(desiredAPIVersion)}`);
+  }
+  if (from === desiredAPIVersion) return object as unknown as StaticSiteV1 | StaticSiteV1alpha1;
+  return desiredAPIVersion === API_VERSION_V1
+    ? toV1(object as unknown as StaticSiteV1alpha1)
+    : toV1alpha1(object as unknown as StaticSiteV1);
+}

@@ -1,0 +1,121 @@
+import {
+  CONVERT_PATH,
+  CRD_NAME,
+  DEFAULT_NAMESPACE,
+  GROUP,
+  KIND,
+  LIST_KIND,
+  PLURAL,
+  SERVED_VERSIONS,
+  type ServedVersion,
+  SHORT_NAMES,
+  SINGULAR,
+  STORAGE_VERSION,
+  WEBHOOK_SERVICE_NAME,
+} from './constants.ts';
+import type { JSONSchemaProps } from './openapi.ts';
+import { type SchemaOptions, staticSiteSchema } from './schema.ts';
+
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path?: string; port?: number };
+  caBundle?: string;
+}
+
+export interface CustomResourceDefinitionVersion {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  schema: { openAPIV3Schema: JSONSchemaProps };
+  subresources?: {
+    status?: Record<string, never>;
+    scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  };
+  additionalPrinterColumns?: Array<{
+    name: string;
+    type: string;
+    jsonPath: string;
+    description?: string;
+    priority?: number;
+    format?: string;
+  }>;
+}
+
+export interface CustomResourceDefinition {
+  apiVersion: 'apiextensions.k8s.io/v1';
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: {
+    group: string;
+    names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[] };
+    scope: 'Namespaced' | 'Cluster';
+    versions: CustomResourceDefinitionVersion[];
+    conversion?: {
+      strategy: 'None' | 'Webhook';
+      webhook?: { conversionReviewVersions: string[]; clientConfig: WebhookClientConfig };
+    };
+  };
+}
+
+export interface CrdOptions extends SchemaOptions {
+  /** Only v1, no conversion webhook: validation carried by the schema alone. */
+  schemaOnly?: boolean;
+  /** Where the API server reaches the conversion webhook. Default: the in-cluster Service. */
+  conversionClientConfig?: WebhookClientConfig;
+}
+
+const PRINTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns'] = [
+  { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Desired pods' },
+  { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready pods' },
+  { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+];
+
+export function defaultConversionClientConfig(namespace = DEFAULT_NAMESPACE): WebhookClientConfig {
+  return { service: { namespace, name: WEBHOOK_SERVICE_NAME, path: CONVERT_PATH, port: 443 } };
+}
+
+function crdVersion(name: ServedVersion, options: SchemaOptions): CustomResourceDefinitionVersion {
+  return {
+    name,
+    served: true,
+    storage: name === STORAGE_VERSION,
+    schema: { openAPIV3Schema: staticSiteSchema(name, options) },
+    subresources: {
+      status: {},
+      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyReplicas' },
+    },
+    additionalPrinterColumns: PRINTER_COLUMNS,
+  };
+}
+
+/** The StaticSite CustomResourceDefinition, built from the one schema in this package. */
+export function buildCrd(options: CrdOptions = {}): CustomResourceDefinition {
+  const versions: readonly ServedVersion[] = options.schemaOnly ? [STORAGE_VERSION] : SERVED_VERSIONS;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: CRD_NAME, labels: { 'app.kubernetes.io/part-of': 'staticsite-operator' } },
+    spec: {
+      group: GROUP,
+      names: { kind: KIND, listKind: LIST_KIND, plural: PLURAL, singular: SINGULAR, shortNames: [...SHORT_NAMES] },
+      scope: 'Namespaced',
+      versions: versions.map((v) => crdVersion(v, options)),
+      conversion: options.schemaOnly
+        ? { strategy: 'None' }
+        : {
+            strategy: 'Webhook',
+            webhook: {
+              conversionReviewVersions: ['v1'],
+              clientConfig: options.conversionClientConfig ?? defaultConversionClientConfig(),
+            },
+          },
+    },
+  };
+}
+
+/** The schema of one served version of a CRD, or undefined when the CRD does not serve it. */
+export function versionSchema(crd: CustomResourceDefinition, version: string): JSONSchemaProps | undefined {
+  return crd.spec.versions.find((v) => v.name === version && v.served)?.schema.openAPIV3Schema;
+}

@@ -1,0 +1,6 @@
+export * from './constants.ts';
+export * from './conversion.ts';
+export * from './crd.ts';
+export * from './openapi.ts';
+export * from './schema.ts';
+export * from './types.ts';

@@ -1,0 +1,156 @@
+import {
+  CONTENT_MAX_LENGTH,
+  DEFAULT_REPLICAS,
+  DEFAULT_TIER,
+  HOSTNAME_MAX_LENGTH,
+  HOSTNAME_MESSAGE,
+  HOSTNAME_RULE,
+  PROD_REPLICAS_MESSAGE,
+  PROD_REPLICAS_RULE,
+  REPLICAS_MAX,
+  REPLICAS_MIN,
+  type ServedVersion,
+  TIER_IMMUTABLE_MESSAGE,
+  TIER_IMMUTABLE_RULE,
+  TIERS,
+} from './constants.ts';
+import type { JSONSchemaProps } from './openapi.ts';
+
+export interface SchemaOptions {
+  /** Leave out every `x-kubernetes-validations` rule (the "webhook-only" variant). */
+  withoutCelRules?: boolean;
+}
+
+/** metav1.Condition as controller-gen renders it for CRDs. */
+const conditionSchema: JSONSchemaProps = {
+  type: 'object',
+  description: 'Condition contains details for one aspect of the current state of this API Resource.',
+  required: ['lastTransitionTime', 'message', 'reason', 'status', 'type'],
+  properties: {
+    lastTransitionTime: {
+      type: 'string',
+      format: 'date-time',
+      description: 'lastTransitionTime is the last time the condition transitioned from one status to another.',
+    },
+    message: {
+      type: 'string',
+      maxLength: 32768,
+      description: 'message is a human readable message indicating details about the transition.',
+    },
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'observedGeneration represents the .metadata.generation that the condition was set based upon.',
+    },
+    reason: {
+      type: 'string',
+      maxLength: 1024,
+      minLength: 1,
+      pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$',
+      description:
+        "reason contains a programmatic identifier indicating the reason for the condition's last transition.",
+    },
+    status: {
+      type: 'string',
+      enum: ['True', 'False', 'Unknown'],
+      description: 'status of the condition, one of True, False, Unknown.',
+    },
+    type: {
+      type: 'string',
+      maxLength: 316,
+      pattern:
+        '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+      description: 'type of condition in CamelCase or in foo.example.com/CamelCase.',
+    },
+  },
+};
+
+const statusSchema: JSONSchemaProps = {
+  type: 'object',
+  description: 'The observed state of the site, written by the controller.',
+  properties: {
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      description: 'The metadata.generation the controller last acted on.',
+    },
+    readyReplicas: {
+      type: 'integer',
+      format: 'int32',
+      description: 'Pods of the site that are Ready.',
+    },
+    url: {
+      type: 'string',
+      description: 'Where the site is served.',
+    },
+    conditions: {
+      type: 'array',
+      description: 'Ready, plus Progressing and Degraded where they apply.',
+      items: conditionSchema,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    },
+  },
+};
+
+function specSchema(version: ServedVersion, options: SchemaOptions): JSONSchemaProps {
+  const rules = !options.withoutCelRules;
+  const properties: Record<string, JSONSchemaProps> = {
+    content: {
+      type: 'string',
+      minLength: 1,
+      maxLength: CONTENT_MAX_LENGTH,
+      description: 'The index.html the site serves.',
+    },
+    replicas: {
+      type: 'integer',
+      format: 'int32',
+      minimum: REPLICAS_MIN,
+      maximum: REPLICAS_MAX,
+      default: DEFAULT_REPLICAS,
+      description: 'How many web server pods serve the site.',
+    },
+    tier: {
+      type: 'string',
+      enum: [...TIERS],
+      default: DEFAULT_TIER,
+      description: 'dev or prod; prod needs at least 2 replicas. Immutable.',
+      ...(rules && {
+        'x-kubernetes-validations': [{ rule: TIER_IMMUTABLE_RULE, message: TIER_IMMUTABLE_MESSAGE }],
+      }),
+    },
+  };
+  if (version === 'v1') {
+    properties.hostname = {
+      type: 'string',
+      maxLength: HOSTNAME_MAX_LENGTH,
+      description:
+        'DNS name of the external record. Defaults to <name>.<namespace>.<base domain> when the webhook runs.',
+      ...(rules && { 'x-kubernetes-validations': [{ rule: HOSTNAME_RULE, message: HOSTNAME_MESSAGE }] }),
+    };
+  }
+  return {
+    type: 'object',
+    description: 'The desired state of the site.',
+    required: ['content'],
+    properties,
+    ...(rules && { 'x-kubernetes-validations': [{ rule: PROD_REPLICAS_RULE, message: PROD_REPLICAS_MESSAGE }] }),
+  };
+}
+
+/** The structural OpenAPI v3 schema of one StaticSite version. */
+export function staticSiteSchema(version: ServedVersion, options: SchemaOptions = {}): JSONSchemaProps {
+  return {
+    type: 'object',
+    description: 'StaticSite serves one HTML page through a Deployment, a Service and an external DNS record.',
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this object.' },
+      kind: { type: 'string', description: 'Kind is a string value representing the REST resource.' },
+      metadata: { type: 'object' },
+      spec: specSchema(version, options),
+      status: statusSchema,
+    },
+  };
+}

@@ -1,0 +1,7 @@
+import { stringify } from 'yaml';
+import type { CustomResourceDefinition } from '../api/index.ts';
+
+/** Stable YAML for a CRD: the same input always gives byte-identical text. */
+export function crdYaml(crd: CustomResourceDefinition): string {
+  return stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false });
+}

@@ -1,0 +1,53 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildCrd } from '../api/index.ts';
+import { crdYaml } from './crd-yaml.ts';
+import { type CommandIO, UsageError } from './usage.ts';
+
+export const generateUsage = 'staticsite generate manifests [--dir DIR] [--check]';
+
+const HEADER = '# Generated from api/ by `npm run generate`. Do not edit by hand.\n';
+
+/** The files `npm run generate` owns, relative to the manifests directory, with their content. */
+export function generatedManifests(): Map<string, string> {
+  return new Map([
+    ['generated/crd.yaml', HEADER + crdYaml(buildCrd())],
+    ['generated/crd-schema-only.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true }))],
+    ['generated/crd-without-cel.yaml', HEADER + crdYaml(buildCrd({ withoutCelRules: true }))],
+  ]);
+}
+
+async function readOrEmpty(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** `staticsite generate manifests`: writes the generated CRDs, or with --check reports drift. */
+export async function generateCommand(args: string[], io: CommandIO): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { dir: { type: 'string', default: 'manifests' }, check: { type: 'boolean', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1 || positionals[0] !== 'manifests') {
+    throw new UsageError(`usage: ${generateUsage}`);
+  }
+  let stale = 0;
+  for (const [file, content] of generatedManifests()) {
+    const path = join(values.dir, file);
+    if ((await readOrEmpty(path)) === content) continue;
+    if (values.check) {
+      io.stderr(`${path} is out of date: run npm run generate\n`);
+      stale++;
+    } else {
+      await writeFile(path, content);
+      io.stdout(`wrote ${path}\n`);
+    }
+  }
+  return stale === 0 ? 0 : 1;
+}
