@@ -1,0 +1,60 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+
+/** A child process whose output goes to a log file and which always gets stopped. */
+export class ManagedProcess {
+  readonly name: string;
+  readonly logPath: string;
+  private readonly child: ChildProcess;
+  private readonly log: WriteStream;
+  private exited = false;
+  readonly exit: Promise<number | null>;
+
+  constructor(name: string, command: string, args: string[], logPath: string, env: NodeJS.ProcessEnv = process.env) {
+    this.name = name;
+    this.logPath = logPath;
+    this.log = createWriteStream(logPath, { flags: 'a' });
+    this.child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    this.child.stdout?.pipe(this.log, { end: false });
+    this.child.stderr?.pipe(this.log, { end: false });
+    this.exit = new Promise((resolve) => {
+      this.child.on('exit', (code) => {
+        this.exited = true;
+        resolve(code);
+      });
+      this.child.on('error', (error) => {
+        this.log.write(`spawn error: ${error.message}\n`);
+        this.exited = true;
+        resolve(null);
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get running(): boolean {
+    return !this.exited;
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  async stop(graceMs = 5000): Promise<void> {
+    if (!this.exited) {
+      this.child.kill('SIGTERM');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+      await this.exit;
+      clearTimeout(timer);
+    }
+    if (!this.log.closed) {
+      this.log.end();
+      await once(this.log, 'close');
+    }
+  }
+
+  /** For process 'exit' handlers, where nothing asynchronous runs. */
+  killNow(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
+}
