@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -45,7 +45,10 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<boo
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (proc && !proc.running) throw new Error(`${what}: ${proc.name} exited; see ${proc.logPath}`);
+    if (proc && !proc.running) {
+      const tail = (await readFile(proc.logPath, 'utf8').catch(() => '')).trim().split('\n').slice(-15).join('\n');
+      throw new Error(`${what}: ${proc.name} exited. Last lines of its log:\n${tail}`);
+    }
     try {
       if (await check()) return;
     } catch (error) {
@@ -204,6 +207,11 @@ export class ControlPlane {
     return p;
   }
 
+  /** Process ids of etcd, kube-apiserver and kube-controller-manager while they run. */
+  get pids(): number[] {
+    return this.processes.flatMap((p) => (p.pid === undefined ? [] : [p.pid]));
+  }
+
   /** A client certificate signed by the API server's client CA. */
   issueClientCertificate(user: string, groups: string[] = []): { certPem: string; keyPem: string } {
     return issueCertificate({
@@ -296,6 +304,8 @@ export function apiServerFlags({ etcdUrl, port, pki, certDir }: ApiServerFlagInp
     `--secure-port=${port}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
+    // a loopback advertise address is only allowed without the endpoints reconciler
+    '--endpoint-reconciler-type=none',
     '--service-cluster-ip-range=10.0.0.0/24',
     '--authorization-mode=RBAC',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
