@@ -1,6 +1,9 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPair, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import { promisify } from 'node:util';
 import forge from 'node-forge';
+
+const generateKeyPairAsync = promisify(generateKeyPair);
 
 /** A certificate and its private key, both PEM. */
 export interface KeyPair {
@@ -12,7 +15,11 @@ export interface CertificateAuthorityOptions {
   commonName: string;
   notBefore: Date;
   validityDays: number;
+  /** Overrides `notBefore + validityDays` (for a backdated notBefore with an exact end). */
+  notAfter?: Date;
   keyBits?: number;
+  /** A PEM RSA private key to certify instead of generating one (see generateRsaKeyPem). */
+  keyPem?: string;
 }
 
 export interface LeafOptions {
@@ -24,22 +31,52 @@ export interface LeafOptions {
   usage: 'serverAuth' | 'clientAuth';
   notBefore: Date;
   validityDays: number;
+  /** Overrides `notBefore + validityDays` (for a backdated notBefore with an exact end). */
+  notAfter?: Date;
   keyBits?: number;
+  /** A PEM RSA private key to certify instead of generating one (see generateRsaKeyPem). */
+  keyPem?: string;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_KEY_BITS = 2048;
 
+/**
+ * A new RSA private key as PKCS#1 PEM, generated natively and off the event loop (node-forge's
+ * pure-JS generator takes seconds). Pass it as `keyPem` to the functions below.
+ */
+export async function generateRsaKeyPem(bits: number = DEFAULT_KEY_BITS): Promise<string> {
+  const { privateKey } = await generateKeyPairAsync('rsa', { modulusLength: bits });
+  return privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+}
+
 /** RSA keys come from Node's native crypto: node-forge's pure-JS generator takes seconds. */
-function rsaKeyPair(bits: number): {
+function rsaKeyPair(
+  bits: number,
+  existingKeyPem?: string,
+): {
   privateKey: forge.pki.rsa.PrivateKey;
   publicKey: forge.pki.rsa.PublicKey;
   keyPem: string;
 } {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: bits });
-  const keyPem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const keyPem =
+    existingKeyPem ??
+    generateKeyPairSync('rsa', { modulusLength: bits }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
   const forgeKey = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
   return { privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e), keyPem };
+}
+
+const PRINTABLE_STRING = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
+
+/**
+ * A subject attribute. node-forge encodes values as PrintableString, whose alphabet lacks `@`, `_`,
+ * `*` and more; Go's x509 (so the API server) then rejects the whole certificate. Such values are
+ * encoded as UTF8String instead.
+ */
+function attribute(name: string, value: string): forge.pki.CertificateField {
+  return PRINTABLE_STRING.test(value)
+    ? { name, value }
+    : { name, value, valueTagClass: forge.asn1.Type.UTF8 as unknown as forge.asn1.Class };
 }
 
 function serialNumber(): string {
@@ -48,20 +85,25 @@ function serialNumber(): string {
   return bytes.toString('hex');
 }
 
-function newCertificate(publicKey: forge.pki.PublicKey, notBefore: Date, validityDays: number): forge.pki.Certificate {
+function newCertificate(
+  publicKey: forge.pki.PublicKey,
+  notBefore: Date,
+  validityDays: number,
+  notAfter?: Date,
+): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = serialNumber();
   cert.validity.notBefore = new Date(notBefore.getTime());
-  cert.validity.notAfter = new Date(notBefore.getTime() + validityDays * DAY_MS);
+  cert.validity.notAfter = new Date(notAfter?.getTime() ?? notBefore.getTime() + validityDays * DAY_MS);
   return cert;
 }
 
 /** A self-signed CA that may sign leaf certificates only (path length 0). */
 export function createCertificateAuthority(options: CertificateAuthorityOptions): KeyPair {
-  const keys = rsaKeyPair(options.keyBits ?? DEFAULT_KEY_BITS);
-  const cert = newCertificate(keys.publicKey, options.notBefore, options.validityDays);
-  const subject = [{ name: 'commonName', value: options.commonName }];
+  const keys = rsaKeyPair(options.keyBits ?? DEFAULT_KEY_BITS, options.keyPem);
+  const cert = newCertificate(keys.publicKey, options.notBefore, options.validityDays, options.notAfter);
+  const subject = [attribute('commonName', options.commonName)];
   cert.setSubject(subject);
   cert.setIssuer(subject);
   cert.setExtensions([
@@ -77,11 +119,11 @@ export function createCertificateAuthority(options: CertificateAuthorityOptions)
 export function issueCertificate(options: LeafOptions): KeyPair {
   const caCert = forge.pki.certificateFromPem(options.ca.certPem);
   const caKey = forge.pki.privateKeyFromPem(options.ca.keyPem);
-  const keys = rsaKeyPair(options.keyBits ?? DEFAULT_KEY_BITS);
-  const cert = newCertificate(keys.publicKey, options.notBefore, options.validityDays);
+  const keys = rsaKeyPair(options.keyBits ?? DEFAULT_KEY_BITS, options.keyPem);
+  const cert = newCertificate(keys.publicKey, options.notBefore, options.validityDays, options.notAfter);
   cert.setSubject([
-    { name: 'commonName', value: options.commonName },
-    ...(options.organizations ?? []).map((value) => ({ name: 'organizationName', value })),
+    attribute('commonName', options.commonName),
+    ...(options.organizations ?? []).map((value) => attribute('organizationName', value)),
   ]);
   cert.setIssuer(caCert.subject.attributes);
   const altNames = (options.subjectAltNames ?? []).map((name) =>

@@ -1,0 +1,251 @@
+import type { Logger } from 'pino';
+import type { Clock } from './clock.ts';
+import { type CertsConfig, CLOCK_SKEW_MS, DAY_MS } from './config.ts';
+import { CertsError, isCertsError } from './errors.ts';
+import type { BundleInjector, InjectionResult } from './injector.ts';
+import type { CertsMetrics } from './metrics.ts';
+import { bundlePem, type CertInfo, keyMatches, parseCertificate, parseCertificates, parsePrivateKey } from './pem.ts';
+import { caRotationReason, type LeafState, nextBundle, renewalTime, servingRenewalReason } from './plan.ts';
+import { serviceSans } from './sans.ts';
+import { CA_CRT, CA_KEY, type CertStore, type StoredCa, type StoredServing, TLS_CRT, TLS_KEY } from './store.ts';
+import { createCertificateAuthority, generateRsaKeyPem, issueCertificate } from './x509.ts';
+
+export interface BootstrapDeps {
+  store: CertStore;
+  /** Absent in directory-only runs: nothing to inject. */
+  injector?: BundleInjector;
+  clock: Clock;
+  logger: Pick<Logger, 'info' | 'warn' | 'debug'>;
+  metrics?: CertsMetrics;
+  /** Makes an RSA private key (PEM). Default: Node's native generator. Tests inject pre-made keys. */
+  generateKey?: (bits: number) => Promise<string>;
+}
+
+export type BootstrapAction =
+  | 'ca-created'
+  | 'ca-rotated'
+  | 'ca-bundle-pruned'
+  | 'ca-stored'
+  | 'bundle-injected'
+  | 'serving-issued'
+  | 'serving-stored';
+
+export interface BootstrapResult {
+  /** True if anything was written (a store or an injection patch). */
+  changed: boolean;
+  actions: BootstrapAction[];
+  ca: CertInfo;
+  serving: CertInfo;
+  /** The CA bundle as injected: old CAs first, the current CA last. */
+  bundle: CertInfo[];
+  injected: InjectionResult[];
+  /** When something next falls due (renewal threshold or the end of a CA overlap). */
+  nextDue: Date;
+}
+
+interface CurrentCa {
+  cert: CertInfo;
+  keyPem: string;
+  /** Every certificate of the stored bundle (the current CA among them). */
+  bundle: CertInfo[];
+}
+
+/**
+ * One pass of the bootstrapper: make sure a CA and a serving certificate exist, are valid for the
+ * wanted SANs and are not due; store them; inject the bundle. Order matters for rotation: the new CA
+ * is stored and injected (next to the old one) before any serving cert it signs is stored, so the API
+ * server trusts a new serving cert before a webhook can load it. A second run with nothing due
+ * writes nothing.
+ */
+export async function bootstrap(config: CertsConfig, deps: BootstrapDeps): Promise<BootstrapResult> {
+  try {
+    const result = await bootstrapOnce(config, deps);
+    deps.metrics?.runs.inc({ outcome: 'ok' });
+    deps.metrics?.lastSuccess.set(deps.clock.now().getTime() / 1000);
+    return result;
+  } catch (error) {
+    deps.metrics?.runs.inc({ outcome: isCertsError(error) ? error.code : 'Error' });
+    throw error;
+  }
+}
+
+async function bootstrapOnce(config: CertsConfig, deps: BootstrapDeps): Promise<BootstrapResult> {
+  const { store, clock, logger } = deps;
+  const generateKey = deps.generateKey ?? generateRsaKeyPem;
+  const sans = serviceSans(config.service, config.namespace, config.extraSans);
+  const actions: BootstrapAction[] = [];
+  const [storedCa, storedServing] = await Promise.all([store.loadCa(), store.loadServing()]);
+  const now = clock.now();
+
+  // 1. The CA: keep it, or make a new one (first run, due, expired, forced).
+  const existing = parseCa(storedCa, store);
+  const serving = parseServing(storedServing, store);
+  const rotation = caRotationReason(existing?.cert, now, config);
+  let ca: CurrentCa;
+  if (rotation) {
+    ca = await newCa(config, now, generateKey, existing?.bundle ?? []);
+    actions.push(existing ? 'ca-rotated' : 'ca-created');
+    deps.metrics?.issued.inc({ cert: 'ca' });
+    logger.info(
+      { event: existing ? 'ca-rotated' : 'ca-created', reason: rotation, notAfter: ca.cert.notAfter.toISOString() },
+      existing ? 'rotating the CA' : 'created a CA',
+    );
+  } else {
+    ca = existing as CurrentCa;
+  }
+
+  // 2. The bundle: current CA plus old CAs still in their overlap (from either store).
+  const candidates = [...ca.bundle, ...(serving?.bundle ?? [])].filter((c) => c.fingerprint !== ca.cert.fingerprint);
+  const decision = nextBundle(candidates, ca.cert, serving?.leaf.cert, now, config.caOverlapMs);
+  for (const { cert, reason } of decision.dropped) {
+    if (!ca.bundle.some((c) => c.fingerprint === cert.fingerprint)) continue; // never stored by us: not a prune
+    actions.push('ca-bundle-pruned');
+    logger.info({ event: 'ca-bundle-pruned', ca: cert.x509.subject, reason }, 'dropped an old CA from the bundle');
+  }
+  const bundle = bundlePem(decision.bundle);
+  if (await store.saveCa({ bundlePem: bundle, keyPem: ca.keyPem })) actions.push('ca-stored');
+
+  // 3. Inject before a serving cert signed by a new CA is stored.
+  const injected = deps.injector ? await deps.injector.inject(bundle) : [];
+  for (const r of injected.filter((x) => x.patched.length > 0)) {
+    actions.push('bundle-injected');
+    logger.info({ event: 'bundle-injected', object: r.object, entries: r.patched }, 'injected the CA bundle');
+  }
+
+  // 4. The serving cert.
+  const renewal = servingRenewalReason(serving?.leaf, ca.cert, sans, now, config);
+  let leaf: { cert: CertInfo; keyPem: string };
+  if (renewal) {
+    leaf = await newLeaf(config, sans, ca, now, generateKey);
+    actions.push('serving-issued');
+    deps.metrics?.issued.inc({ cert: 'serving' });
+    logger.info(
+      { event: 'serving-issued', reason: renewal, sans, notAfter: leaf.cert.notAfter.toISOString() },
+      'issued a serving certificate',
+    );
+  } else {
+    leaf = { cert: (serving as ParsedServing).leaf.cert, keyPem: (serving as ParsedServing).keyPem };
+  }
+  if (await store.saveServing({ certPem: leaf.cert.pem, keyPem: leaf.keyPem, caPem: bundle })) {
+    actions.push('serving-stored');
+  }
+
+  const dues = [renewalTime(leaf.cert, config.renewFraction), renewalTime(ca.cert, config.renewFraction)];
+  if (decision.nextDrop) dues.push(decision.nextDrop);
+  const nextDue = new Date(Math.min(...dues.map((d) => d.getTime())));
+  deps.metrics?.expiry.set({ cert: 'ca' }, ca.cert.notAfter.getTime() / 1000);
+  deps.metrics?.expiry.set({ cert: 'serving' }, leaf.cert.notAfter.getTime() / 1000);
+  deps.metrics?.bundleSize.set(decision.bundle.length);
+  const changed = actions.some((a) => a === 'ca-stored' || a === 'bundle-injected' || a === 'serving-stored');
+  logger.info(
+    {
+      event: 'bootstrap-done',
+      changed,
+      actions,
+      caNotAfter: ca.cert.notAfter.toISOString(),
+      servingNotAfter: leaf.cert.notAfter.toISOString(),
+      bundle: decision.bundle.length,
+      nextDue: nextDue.toISOString(),
+    },
+    changed ? 'certificates updated' : 'certificates up to date',
+  );
+  return { changed, actions, ca: ca.cert, serving: leaf.cert, bundle: decision.bundle, injected, nextDue };
+}
+
+/** An empty value counts as absent: a Secret created ahead of time with empty `tls.crt`/`tls.key` is filled in. */
+function present(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+function parseCa(stored: StoredCa | undefined, store: CertStore): CurrentCa | undefined {
+  if (!stored) return undefined;
+  const fix = store.remedy('ca');
+  const pem = present(stored.bundlePem);
+  const keyPem = present(stored.keyPem);
+  if (pem === undefined && keyPem === undefined) return undefined;
+  if (pem === undefined || keyPem === undefined) {
+    const [missing, present] = pem === undefined ? [CA_CRT, CA_KEY] : [CA_KEY, CA_CRT];
+    throw new CertsError(
+      'CorruptPem',
+      `${store.where('ca', missing)} is missing while ${store.where('ca', present)} exists. ${fix}`,
+    );
+  }
+  const bundle = parseCertificates(pem, store.where('ca', CA_CRT), fix);
+  const key = parsePrivateKey(keyPem, store.where('ca', CA_KEY), fix);
+  const matching = bundle.filter((c) => c.isCa && keyMatches(c, key));
+  if (matching.length === 0) {
+    throw new CertsError(
+      'KeyMismatch',
+      `${store.where('ca', CA_KEY)} belongs to none of the ${bundle.length} CA certificate(s) in ${store.where('ca', CA_CRT)}. ${fix}`,
+    );
+  }
+  const cert = matching.reduce((a, b) => (b.notAfter.getTime() > a.notAfter.getTime() ? b : a));
+  return { cert, keyPem, bundle };
+}
+
+interface ParsedServing {
+  leaf: LeafState;
+  keyPem: string;
+  bundle: CertInfo[];
+}
+
+function parseServing(stored: StoredServing | undefined, store: CertStore): ParsedServing | undefined {
+  if (!stored) return undefined;
+  const fix = store.remedy('serving');
+  const certPem = present(stored.certPem);
+  const keyPem = present(stored.keyPem);
+  const caPem = present(stored.caPem);
+  if (certPem === undefined && keyPem === undefined) return undefined;
+  if (certPem === undefined || keyPem === undefined) {
+    const [missing, present] = certPem === undefined ? [TLS_CRT, TLS_KEY] : [TLS_KEY, TLS_CRT];
+    throw new CertsError(
+      'CorruptPem',
+      `${store.where('serving', missing)} is missing while ${store.where('serving', present)} exists. ${fix}`,
+    );
+  }
+  const cert = parseCertificate(certPem, store.where('serving', TLS_CRT), fix);
+  const key = parsePrivateKey(keyPem, store.where('serving', TLS_KEY), fix);
+  const bundle = caPem === undefined ? [] : parseCertificates(caPem, store.where('serving', CA_CRT), fix);
+  return { leaf: { cert, key }, keyPem, bundle };
+}
+
+async function newCa(
+  config: CertsConfig,
+  now: Date,
+  generateKey: (bits: number) => Promise<string>,
+  previous: CertInfo[],
+): Promise<CurrentCa> {
+  const keyPem = await generateKey(config.caKeyBits);
+  const { certPem } = createCertificateAuthority({
+    commonName: `${config.service.slice(0, 40)}-ca@${Math.floor(now.getTime() / 1000)}`,
+    notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
+    notAfter: new Date(now.getTime() + config.caValidityDays * DAY_MS),
+    validityDays: config.caValidityDays,
+    keyPem,
+  });
+  const cert = parseCertificate(certPem, 'the new CA', '');
+  return { cert, keyPem, bundle: [...previous, cert] };
+}
+
+async function newLeaf(
+  config: CertsConfig,
+  sans: string[],
+  ca: CurrentCa,
+  now: Date,
+  generateKey: (bits: number) => Promise<string>,
+): Promise<{ cert: CertInfo; keyPem: string }> {
+  const keyPem = await generateKey(config.servingKeyBits);
+  const fqdn = `${config.service}.${config.namespace}.svc`;
+  const notAfter = Math.min(now.getTime() + config.servingValidityDays * DAY_MS, ca.cert.notAfter.getTime());
+  const { certPem } = issueCertificate({
+    ca: { certPem: ca.cert.pem, keyPem: ca.keyPem },
+    commonName: fqdn.length <= 64 ? fqdn : config.service,
+    subjectAltNames: sans,
+    usage: 'serverAuth',
+    notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
+    notAfter: new Date(notAfter),
+    validityDays: config.servingValidityDays,
+    keyPem,
+  });
+  return { cert: parseCertificate(certPem, 'the new serving certificate', ''), keyPem };
+}

@@ -1,0 +1,193 @@
+import { CertsError } from './errors.ts';
+import { type KubeApi, type KubeResponse, MERGE_PATCH, statusMessage } from './kube.ts';
+import {
+  CA_CRT,
+  CA_KEY,
+  type CertStore,
+  type MaterialKind,
+  type StoredCa,
+  type StoredServing,
+  TLS_CRT,
+  TLS_KEY,
+} from './store.ts';
+
+export const SERVING_SECRET_TYPE = 'kubernetes.io/tls';
+export const CA_SECRET_TYPE = 'Opaque';
+export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'staticsite-certs' };
+export const RBAC_FILE = 'manifests/certs/certs-rbac.yaml';
+
+interface Secret {
+  metadata: { name: string; resourceVersion?: string };
+  type?: string;
+  data?: Record<string, string>;
+}
+
+interface Snapshot {
+  resourceVersion?: string;
+  data: Record<string, string>;
+}
+
+/**
+ * Certificates in two Secrets of one namespace: the serving Secret (type `kubernetes.io/tls`:
+ * `tls.crt`, `tls.key`, `ca.crt`) that the webhook mounts, and the CA Secret (type `Opaque`:
+ * `ca.crt`, `ca.key`) that only the bootstrapper reads, so a webhook pod never holds the CA key.
+ * Writes are merge patches of `data` guarded by the resourceVersion that was read: labels,
+ * annotations and other keys stay as they are, and a concurrent writer makes this one fail with
+ * Conflict instead of being overwritten.
+ */
+export class SecretStore implements CertStore {
+  readonly namespace: string;
+  readonly servingName: string;
+  readonly caName: string;
+  private readonly api: KubeApi;
+  private readonly snapshots = new Map<string, Snapshot | null>();
+
+  constructor(api: KubeApi, namespace: string, servingName: string, caName = `${servingName}-ca`) {
+    this.api = api;
+    this.namespace = namespace;
+    this.servingName = servingName;
+    this.caName = caName;
+  }
+
+  private nameOf(kind: MaterialKind): string {
+    return kind === 'ca' ? this.caName : this.servingName;
+  }
+
+  private object(name: string): string {
+    return `Secret ${this.namespace}/${name}`;
+  }
+
+  where(kind: MaterialKind, key: string): string {
+    return `${this.object(this.nameOf(kind))} key ${key}`;
+  }
+
+  remedy(kind: MaterialKind): string {
+    const name = this.nameOf(kind);
+    const then =
+      kind === 'ca'
+        ? 'a new CA is issued and its bundle injected (the old CA cert stays trusted while it is still in the serving Secret)'
+        : 'a new serving certificate is issued';
+    return `Delete it (kubectl -n ${this.namespace} delete secret ${name}) and run bootstrap again: ${then}.`;
+  }
+
+  async loadCa(): Promise<StoredCa | undefined> {
+    const data = await this.load(this.caName, CA_SECRET_TYPE);
+    if (!data) return undefined;
+    return { ...optional('bundlePem', data[CA_CRT]), ...optional('keyPem', data[CA_KEY]) };
+  }
+
+  async loadServing(): Promise<StoredServing | undefined> {
+    const data = await this.load(this.servingName, SERVING_SECRET_TYPE);
+    if (!data) return undefined;
+    return {
+      ...optional('certPem', data[TLS_CRT]),
+      ...optional('keyPem', data[TLS_KEY]),
+      ...optional('caPem', data[CA_CRT]),
+    };
+  }
+
+  saveCa(ca: Required<StoredCa>): Promise<boolean> {
+    return this.save(this.caName, CA_SECRET_TYPE, { [CA_CRT]: ca.bundlePem, [CA_KEY]: ca.keyPem });
+  }
+
+  saveServing(serving: Required<StoredServing>): Promise<boolean> {
+    return this.save(this.servingName, SERVING_SECRET_TYPE, {
+      [TLS_CRT]: serving.certPem,
+      [TLS_KEY]: serving.keyPem,
+      [CA_CRT]: serving.caPem,
+    });
+  }
+
+  private path(name?: string): string {
+    const base = `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/secrets`;
+    return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
+  }
+
+  /** The decoded data of a Secret, or undefined if it does not exist. */
+  private async load(name: string, type: string): Promise<Record<string, string> | undefined> {
+    const res = await this.api.request<Secret>('GET', this.path(name));
+    if (res.status === 404) {
+      this.snapshots.set(name, null);
+      return undefined;
+    }
+    if (res.status !== 200) throw this.apiError('get', name, res);
+    const secret = res.body;
+    const actual = secret.type ?? 'Opaque';
+    if (actual !== type) {
+      throw new CertsError(
+        'WrongSecretType',
+        `${this.object(name)} has type "${actual}", but bootstrap stores ${type === SERVING_SECRET_TYPE ? 'the serving certificate' : 'the CA'} in a Secret of type "${type}". ` +
+          `A Secret's type cannot be changed: delete it (kubectl -n ${this.namespace} delete secret ${name}) or choose another name with ${type === SERVING_SECRET_TYPE ? '--secret' : '--ca-secret'}.`,
+      );
+    }
+    const data: Record<string, string> = {};
+    for (const [key, value] of Object.entries(secret.data ?? {}))
+      data[key] = Buffer.from(value, 'base64').toString('utf8');
+    this.snapshots.set(name, { ...optional('resourceVersion', secret.metadata.resourceVersion), data });
+    return data;
+  }
+
+  private async save(name: string, type: string, wanted: Record<string, string>): Promise<boolean> {
+    if (!this.snapshots.has(name)) await this.load(name, type);
+    const snapshot = this.snapshots.get(name);
+    const encoded = Object.fromEntries(Object.entries(wanted).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+    if (!snapshot) {
+      const res = await this.api.request<Secret>('POST', this.path(), {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace: this.namespace, labels: MANAGED_BY },
+        type,
+        data: encoded,
+      });
+      if (res.status !== 201) throw this.apiError('create', name, res);
+      this.snapshots.set(name, {
+        ...optional('resourceVersion', res.body.metadata.resourceVersion),
+        data: { ...wanted },
+      });
+      return true;
+    }
+    const changed = Object.keys(wanted).filter((k) => snapshot.data[k] !== wanted[k]);
+    if (changed.length === 0) return false;
+    const patch = {
+      metadata: { resourceVersion: snapshot.resourceVersion },
+      data: Object.fromEntries(changed.map((k) => [k, encoded[k]])),
+    };
+    const res = await this.api.request<Secret>('PATCH', this.path(name), patch, MERGE_PATCH);
+    if (res.status !== 200) throw this.apiError('patch', name, res);
+    this.snapshots.set(name, {
+      ...optional('resourceVersion', res.body.metadata.resourceVersion),
+      data: { ...snapshot.data, ...wanted },
+    });
+    return true;
+  }
+
+  private apiError(verb: string, name: string, res: KubeResponse): CertsError {
+    const server = statusMessage(res);
+    const object = this.object(name);
+    this.snapshots.delete(name);
+    if (res.status === 403) {
+      return new CertsError(
+        'Forbidden',
+        `cannot ${verb} ${object}: ${server}. Bind the bootstrapper's ServiceAccount to the Role in ${RBAC_FILE} ` +
+          `(get and patch on Secrets ${this.servingName} and ${this.caName}, create on Secrets, in namespace ${this.namespace}).`,
+      );
+    }
+    if (res.status === 409) {
+      return new CertsError(
+        'Conflict',
+        `cannot ${verb} ${object}: ${server}. Another writer changed it at the same time; run bootstrap again (--watch retries by itself).`,
+      );
+    }
+    if (res.status === 404) {
+      return new CertsError(
+        'NotFound',
+        `cannot ${verb} ${object}: ${server}. Create namespace ${this.namespace} first, or pass the right --namespace.`,
+      );
+    }
+    return new CertsError('ApiError', `cannot ${verb} ${object}: HTTP ${res.status}: ${server}`);
+  }
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}

@@ -1,0 +1,196 @@
+import { parseArgs } from 'node:util';
+import type { DestinationStream } from 'pino';
+import type { CertStore, Clock, KubeApi, Sleep } from '../certs/index.ts';
+import { type CommandIO, UsageError } from './usage.ts';
+
+export const certsUsage =
+  'staticsite certs bootstrap --service NAME --namespace NS [--san X]... (--out-dir DIR | --secret NAME [--ca-secret NAME]) ' +
+  '[--webhook-config [mutating/|validating/]NAME]... [--crd NAME]... [--kubeconfig F] [--watch [--check-interval 10m] [--metrics-port N]] ' +
+  '[--ca-validity-days N] [--serving-validity-days N] [--ca-overlap 90d] [--rotate-ca] [--renew] [--log-level info]';
+
+/** What the command needs from the outside world; tests replace any of it. */
+export interface CertsCommandDeps {
+  clock: Clock;
+  sleep: Sleep;
+  /** Aborts --watch. Default: SIGTERM or SIGINT. */
+  signal?: AbortSignal;
+  /** Builds the API client. Default: @kubernetes/client-node's KubeConfig (file, $KUBECONFIG, in-cluster). */
+  kubeApi: (kubeconfig: string | undefined) => Promise<KubeApi>;
+  generateKey?: (bits: number) => Promise<string>;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The real clock, timers and API server. Loaded on first use, so other commands do not pay for certs/. */
+async function defaultDeps(): Promise<CertsCommandDeps> {
+  const { systemClock, realSleep, HttpKubeApi, loadKubeConfig } = await import('../certs/index.ts');
+  return {
+    clock: systemClock,
+    sleep: realSleep,
+    kubeApi: async (kubeconfig) => new HttpKubeApi(await loadKubeConfig(kubeconfig)),
+  };
+}
+
+function positiveInt(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive whole number, got "${value}"`);
+  return n;
+}
+
+/** `90s`, `10m`, `1h`, `2d` (or plain milliseconds). */
+export function parseDuration(flag: string, value: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value.trim());
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: DAY_MS };
+  if (!match) throw new UsageError(`${flag} must be a duration like 90s, 10m, 1h or 2d, got "${value}"`);
+  const ms = Number(match[1]) * (units[match[2] ?? 'ms'] ?? 1);
+  if (ms < 1000) throw new UsageError(`${flag} must be at least 1s`);
+  return ms;
+}
+
+/** `staticsite certs bootstrap`: issue, store, inject, and with --watch keep renewing. */
+export async function certsCommand(args: string[], io: CommandIO, injected?: CertsCommandDeps): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'bootstrap') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand "bootstrap"');
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      service: { type: 'string' },
+      namespace: { type: 'string' },
+      san: { type: 'string', multiple: true, default: [] },
+      'out-dir': { type: 'string' },
+      secret: { type: 'string' },
+      'ca-secret': { type: 'string' },
+      'webhook-config': { type: 'string', multiple: true, default: [] },
+      crd: { type: 'string', multiple: true, default: [] },
+      kubeconfig: { type: 'string' },
+      watch: { type: 'boolean', default: false },
+      'check-interval': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'ca-validity-days': { type: 'string' },
+      'serving-validity-days': { type: 'string' },
+      'ca-overlap': { type: 'string' },
+      'rotate-ca': { type: 'boolean', default: false },
+      renew: { type: 'boolean', default: false },
+      'log-level': { type: 'string', default: 'info' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values.service) throw new UsageError('--service is required');
+  if (!values.namespace) throw new UsageError('--namespace is required');
+  if (!values['out-dir'] === !values.secret) throw new UsageError('exactly one of --out-dir and --secret is required');
+  if (values['ca-secret'] && !values.secret) throw new UsageError('--ca-secret needs --secret');
+  if (!values.watch && (values['check-interval'] || values['metrics-port'])) {
+    throw new UsageError('--check-interval and --metrics-port need --watch');
+  }
+  const {
+    bootstrap,
+    CertsMetrics,
+    DEFAULT_CHECK_INTERVAL_MS,
+    DirectoryStore,
+    defaultConfig,
+    KubeBundleInjector,
+    PassStatus,
+    SecretStore,
+    serveStatus,
+    watch,
+  } = await import('../certs/index.ts');
+  const { default: pino } = await import('pino');
+  const { Registry } = await import('prom-client');
+  const deps = injected ?? (await defaultDeps());
+  const caValidityDays = positiveInt('--ca-validity-days', values['ca-validity-days']);
+  const servingValidityDays = positiveInt('--serving-validity-days', values['serving-validity-days']);
+  const checkIntervalMs = values['check-interval']
+    ? parseDuration('--check-interval', values['check-interval'])
+    : DEFAULT_CHECK_INTERVAL_MS;
+  const metricsPort = values['metrics-port'] === undefined ? undefined : Number(values['metrics-port']);
+  if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536)) {
+    throw new UsageError(`--metrics-port must be a port number, got "${values['metrics-port']}"`);
+  }
+  if (!pino.levels.values[values['log-level']])
+    throw new UsageError(`--log-level "${values['log-level']}" is not a level`);
+
+  const config = defaultConfig(values.service, values.namespace, {
+    extraSans: values.san,
+    ...(caValidityDays !== undefined && { caValidityDays }),
+    ...(servingValidityDays !== undefined && { servingValidityDays }),
+    ...(values['ca-overlap'] !== undefined && { caOverlapMs: parseDuration('--ca-overlap', values['ca-overlap']) }),
+    forceCaRotation: values['rotate-ca'],
+    forceServingRenewal: values.renew,
+  });
+  if (config.servingValidityDays * 3 > config.caValidityDays) {
+    throw new UsageError('--serving-validity-days must be at most a third of --ca-validity-days');
+  }
+  const needsKube = Boolean(values.secret) || values['webhook-config'].length > 0 || values.crd.length > 0;
+  const api = needsKube ? await deps.kubeApi(values.kubeconfig) : undefined;
+  const store: CertStore = values.secret
+    ? new SecretStore(api as KubeApi, values.namespace, values.secret, values['ca-secret'])
+    : new DirectoryStore(values['out-dir'] as string);
+  const injector =
+    values['webhook-config'].length > 0 || values.crd.length > 0
+      ? new KubeBundleInjector(api as KubeApi, { webhookConfigs: values['webhook-config'], crds: values.crd })
+      : undefined;
+  const destination: DestinationStream = { write: (line: string) => io.stdout(line) };
+  const logger = pino({ level: values['log-level'], base: { component: 'certs' } }, destination);
+  const registry = new Registry();
+  const metrics = new CertsMetrics(registry);
+  const bootstrapDeps = {
+    store,
+    ...(injector && { injector }),
+    clock: deps.clock,
+    logger,
+    metrics,
+    ...(deps.generateKey && { generateKey: deps.generateKey }),
+  };
+
+  if (!values.watch) {
+    try {
+      await bootstrap(config, bootstrapDeps);
+    } catch (error) {
+      // One JSON line for log pipelines; main prints the message on stderr and exits 1.
+      logger.error(
+        { event: 'bootstrap-failed', code: (error as { code?: string }).code, err: (error as Error).message },
+        'bootstrap failed',
+      );
+      throw error;
+    }
+    return 0;
+  }
+
+  // A one-pass run with the operator's --rotate-ca/--renew, then the loop without them.
+  const loopConfig = { ...config, forceCaRotation: false, forceServingRenewal: false };
+  let first = true;
+  const signal = deps.signal ?? processSignal();
+  const status = new PassStatus();
+  const server =
+    metricsPort === undefined ? undefined : await serveStatus({ registry, status, port: metricsPort, logger });
+  try {
+    await watch(
+      () => {
+        const c = first ? config : loopConfig;
+        first = false;
+        return bootstrap(c, bootstrapDeps);
+      },
+      {
+        clock: deps.clock,
+        sleep: deps.sleep,
+        logger,
+        signal,
+        checkIntervalMs,
+        onPass: ({ error }) => (error === undefined ? status.succeeded(deps.clock.now()) : status.failed(error)),
+      },
+    );
+  } finally {
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  }
+  return 0;
+}
+
+function processSignal(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return controller.signal;
+}

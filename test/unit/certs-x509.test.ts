@@ -1,0 +1,51 @@
+import { X509Certificate } from 'node:crypto';
+import { expect } from 'chai';
+import forge from 'node-forge';
+import { createCertificateAuthority, generateRsaKeyPem, issueCertificate } from '../../certs/x509.ts';
+
+/** The ASN.1 string type (X.680 universal tag) a certificate uses for its subject's commonName. */
+function commonNameTag(pem: string, which: 'subject' | 'issuer'): number | undefined {
+  const cert = forge.pki.certificateFromPem(pem);
+  return (cert[which].getField('CN') as { valueTagClass?: number } | null)?.valueTagClass;
+}
+
+const PRINTABLE_STRING = 19; // X.680 UniversalString tag numbers
+const UTF8_STRING = 12;
+
+describe('certs: x509 helpers', () => {
+  it('encodes a commonName outside the PrintableString alphabet (like name@timestamp) as UTF8String, for Go parsers', () => {
+    const ca = createCertificateAuthority({
+      commonName: 'web-ca@1795955552',
+      notBefore: new Date(),
+      validityDays: 1,
+      keyBits: 1024,
+    });
+    expect(commonNameTag(ca.certPem, 'subject')).to.equal(UTF8_STRING);
+    const leaf = issueCertificate({
+      ca,
+      commonName: 'web.ns.svc',
+      usage: 'serverAuth',
+      notBefore: new Date(),
+      validityDays: 1,
+      keyBits: 1024,
+    });
+    expect(commonNameTag(leaf.certPem, 'subject')).to.equal(PRINTABLE_STRING);
+    expect(commonNameTag(leaf.certPem, 'issuer')).to.equal(UTF8_STRING);
+    // The issuer name is byte-identical to the CA's subject, so strict chain builders link them.
+    const caDer = new X509Certificate(ca.certPem);
+    const leafX = new X509Certificate(leaf.certPem);
+    expect(leafX.issuer).to.equal(caDer.subject);
+    expect(leafX.checkIssued(caDer)).to.equal(true);
+  });
+
+  it('certifies a key passed in as keyPem, with an explicit notAfter', async () => {
+    const keyPem = await generateRsaKeyPem(1024);
+    const notBefore = new Date('2026-01-01T00:00:00Z');
+    const notAfter = new Date('2026-01-02T12:00:00Z');
+    const ca = createCertificateAuthority({ commonName: 'ca', notBefore, notAfter, validityDays: 99, keyPem });
+    expect(ca.keyPem).to.equal(keyPem);
+    const x = new X509Certificate(ca.certPem);
+    expect(new Date(x.validTo).toISOString()).to.equal(notAfter.toISOString());
+    expect(x.checkPrivateKey(await import('node:crypto').then((c) => c.createPrivateKey(keyPem)))).to.equal(true);
+  });
+});
