@@ -1,5 +1,6 @@
-import { createSecureContext, type SecureContext, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
+import { createSecureContext, type SecureContext } from 'node:tls';
 
 /** The webhook's serving certificate and key as read from `--cert-dir`. */
 export interface ServingCredentials {

@@ -1,0 +1,53 @@
+/**
+ * One server process for bench/webhook.bench.ts: `--mode webhook` is the real webhook (standalone),
+ * `--mode bare` a bare Node HTTPS server answering a fixed JSON: the ceiling for comparison.
+ * Prints `listening <port>` when ready.
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { celHookFor } from '../webhook/admission/cel-hook.ts';
+import { startWebhookServer } from '../webhook/server.ts';
+
+const { values } = parseArgs({
+  options: { mode: { type: 'string' }, 'cert-dir': { type: 'string' } },
+  strict: true,
+});
+const certDir = values['cert-dir'] ?? '';
+if (values.mode === 'webhook') {
+  const webhook = await startWebhookServer({
+    certDir,
+    port: 0,
+    metricsPort: 0,
+    host: '127.0.0.1',
+    baseDomain: 'sites.test',
+    logger: pino({ level: 'warn' }),
+    celHookFor,
+  });
+  process.stdout.write(`listening ${webhook.port}\n`);
+  process.on('SIGTERM', () => void webhook.close().then(() => process.exit(0)));
+} else {
+  const body = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: { uid: 'x', allowed: true },
+  });
+  const server = createServer(
+    {
+      cert: await readFile(join(certDir, 'tls.crt')),
+      key: await readFile(join(certDir, 'tls.key')),
+      minVersion: 'TLSv1.2',
+    },
+    (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    },
+  );
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
+  });
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}

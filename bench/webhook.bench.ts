@@ -1,0 +1,119 @@
+/**
+ * Webhook throughput and latency over HTTPS with keep-alive on loopback.
+ *   1. wrk (the same client, one after the other in this run): a bare Node HTTPS server answering a
+ *      fixed JSON, then POST /validate with a StaticSite CREATE review on the real webhook.
+ *   2. autocannon at a fixed 1,000 reviews/s against /validate: p50/p99 latency.
+ * Run: npm run bench:webhook   (needs `wrk`: apt-get install wrk)
+ */
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import { loopbackCerts } from '../test/support/webhook-certs.ts';
+
+const run = promisify(execFile);
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const review = readFileSync(
+  new URL('../test/fixtures/admission/create-prod-one-replica.json', import.meta.url),
+  'utf8',
+).replace('"replicas": 1', '"replicas": 2');
+
+async function startServer(mode: string, certDir: string) {
+  const child = spawn(
+    process.execPath,
+    [new URL('./webhook-server.ts', import.meta.url).pathname, '--mode', mode, '--cert-dir', certDir],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(chunk.toString());
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+  const peakRssMb = () => {
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  };
+  return { port, peakRssMb, stop: () => child.kill('SIGTERM') };
+}
+
+interface WrkResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: string;
+}
+
+function toMs(text: string): number {
+  const match = /([\d.]+)(us|ms|s)/.exec(text);
+  if (!match) return Number.NaN;
+  const value = Number(match[1]);
+  return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
+}
+
+async function wrk(url: string, dir: string): Promise<WrkResult> {
+  const script = join(dir, 'post.lua');
+  await writeFile(
+    script,
+    `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(review)}\n`,
+  );
+  const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url]);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+  const p50 = /50%\s+(\S+)/.exec(stdout)?.[1] ?? '';
+  const p99 = /99%\s+(\S+)/.exec(stdout)?.[1] ?? '';
+  const errors = /(Non-2xx.*|Socket errors.*)/.exec(stdout)?.[1] ?? 'none';
+  return { requestsPerSecond: Math.round(rps), p50Ms: toMs(p50), p99Ms: toMs(p99), errors };
+}
+
+async function fixedRate(port: number, rate: number) {
+  const result = await autocannon({
+    url: `https://127.0.0.1:${port}/validate`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: review,
+    connections: 16,
+    overallRate: rate,
+    duration: seconds,
+  });
+  return { rate, p50Ms: result.latency.p50, p99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // autocannon has no CA option; loopback only
+const certs = await loopbackCerts();
+const dir = await mkdtemp(join(tmpdir(), 'staticsite-bench-'));
+try {
+  const bare = await startServer('bare', certs.dir);
+  const bareResult = await wrk(`https://127.0.0.1:${bare.port}/`, dir);
+  bare.stop();
+  const webhook = await startServer('webhook', certs.dir);
+  const webhookResult = await wrk(`https://127.0.0.1:${webhook.port}/validate`, dir);
+  const latency = await fixedRate(webhook.port, 1000);
+  const rss = webhook.peakRssMb();
+  webhook.stop();
+  console.log(
+    JSON.stringify(
+      {
+        machine: `${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}`,
+        seconds,
+        connections,
+        bare: bareResult,
+        webhook: webhookResult,
+        ratio: +(webhookResult.requestsPerSecond / bareResult.requestsPerSecond).toFixed(2),
+        at1000PerSecond: latency,
+        webhookPeakRssMb: Math.round(rss),
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  await rm(dir, { recursive: true, force: true });
+  await rm(certs.dir, { recursive: true, force: true });
+}

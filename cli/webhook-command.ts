@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
+import { hostnameInformer } from '../webhook/kube/hostname-informer.ts';
+import { startWebhookServer } from '../webhook/server.ts';
+import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
+import { type CommandIO, UsageError } from './usage.ts';
+
+export const webhookUsage =
+  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--host ADDR] [--base-domain D] [--kubeconfig F]';
+
+function port(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`${flag} must be a port number, got "${value}"`);
+  return n;
+}
+
+/** A kubeconfig from the flag, or the in-cluster config; undefined means standalone. */
+function clusterConfig(kubeconfig: string | undefined): KubeConfig | undefined {
+  if (!kubeconfig && !process.env.KUBERNETES_SERVICE_HOST) return undefined;
+  const kc = new KubeConfig();
+  if (kubeconfig) kc.loadFromFile(kubeconfig);
+  else kc.loadFromCluster();
+  return kc;
+}
+
+/** `staticsite webhook`: serves /mutate, /validate and /convert over HTTPS until SIGTERM. */
+export async function webhookCommand(args: string[], io: CommandIO): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'cert-dir': { type: 'string' },
+      port: { type: 'string', default: '8443' },
+      'metrics-port': { type: 'string', default: '8080' },
+      host: { type: 'string' },
+      'base-domain': { type: 'string', default: DEFAULT_BASE_DOMAIN },
+      kubeconfig: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values['cert-dir']) throw new UsageError('--cert-dir is required (a directory with tls.crt and tls.key)');
+  const logger = pino({ name: 'staticsite-webhook' });
+  const kubeConfig = clusterConfig(values.kubeconfig);
+  let webhook: Awaited<ReturnType<typeof startWebhookServer>>;
+  try {
+    webhook = await startWebhookServer({
+      certDir: values['cert-dir'],
+      port: port(values.port, '--port'),
+      metricsPort: port(values['metrics-port'], '--metrics-port'),
+      host: values.host,
+      baseDomain: values['base-domain'],
+      logger,
+      hostnames: kubeConfig && hostnameInformer({ kubeConfig, logger }),
+    });
+  } catch (error) {
+    if (error instanceof CredentialsError) {
+      io.stderr(`staticsite webhook: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'shutting down');
+      webhook.close().then(resolve, resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  return 0;
+}

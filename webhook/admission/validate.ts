@@ -1,0 +1,99 @@
+import { API_VERSION_V1, convertStaticSite, GROUP, KIND, SERVED_VERSIONS, type StaticSiteV1 } from '../../api/index.ts';
+import { type AdmissionResult, admit, type FieldValidation } from '../schema/admit.ts';
+import { fieldErrors, invalidMessage } from '../schema/field-error.ts';
+import { isJsonObject } from '../schema/json-value.ts';
+import type { HostnameIndex } from './hostname-index.ts';
+import { allowed, denied, errored } from './responses.ts';
+import type { AdmissionRequest, AdmissionResponse, Status } from './review.ts';
+import type { SiteSchemas } from './site-schemas.ts';
+import { wrongTarget } from './target.ts';
+
+export interface ValidatorOptions {
+  schemas: SiteSchemas;
+  /** The cross-object rule (unique hostname) runs only with an index; standalone mode has none. */
+  hostnames?: HostnameIndex;
+}
+
+const FIELD_VALIDATION: ReadonlySet<string> = new Set(['Strict', 'Warn', 'Ignore']);
+
+function fieldValidationOf(request: AdmissionRequest): FieldValidation {
+  const asked = request.options?.fieldValidation;
+  return typeof asked === 'string' && FIELD_VALIDATION.has(asked) ? (asked as FieldValidation) : 'Warn';
+}
+
+function statusFor(result: AdmissionResult, name: string): Status {
+  if (result.code === 422) {
+    return {
+      code: 422,
+      reason: 'Invalid',
+      message: result.message,
+      details: { name, group: GROUP, kind: KIND, causes: result.causes },
+    };
+  }
+  return { code: result.code, reason: 'BadRequest', message: result.message };
+}
+
+function hostnameOf(object: unknown): string | undefined {
+  try {
+    const site = convertStaticSite(object, API_VERSION_V1) as StaticSiteV1;
+    return site.spec.hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The validating webhook: the structural schema and the CEL rules (transition rules and
+ * ratcheting against oldObject on UPDATE), then the rule no schema can express: a hostname is held
+ * by one StaticSite in the whole cluster.
+ */
+export function createValidator(options: ValidatorOptions): (request: AdmissionRequest) => AdmissionResponse {
+  return (request) => {
+    const { uid } = request;
+    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed(uid);
+    const notOurs = wrongTarget(request, SERVED_VERSIONS);
+    if (notOurs) return errored(uid, 400, notOurs);
+    if (!isJsonObject(request.object)) return errored(uid, 400, `${request.operation} request has no object`);
+    const version = options.schemas.get(request.kind.version);
+    if (!version) return errored(uid, 400, `no schema for version ${request.kind.version}`);
+    if (request.operation === 'UPDATE' && !isJsonObject(request.oldObject)) {
+      return errored(uid, 400, 'UPDATE request has no oldObject');
+    }
+
+    const result = admit(version.compiled.schema, request.object, {
+      ...version.compiled.target,
+      oldObject: request.operation === 'UPDATE' ? request.oldObject : undefined,
+      fieldValidation: fieldValidationOf(request),
+      namespace: request.namespace,
+      celHook: version.celHook,
+    });
+    const metadata = isJsonObject(request.object.metadata) ? request.object.metadata : {};
+    const name = typeof metadata.name === 'string' ? metadata.name : (request.name ?? '');
+    if (!result.allowed) return denied(uid, statusFor(result, name), result.warnings);
+
+    const hostname = options.hostnames && hostnameOf(result.object);
+    if (hostname !== undefined && options.hostnames) {
+      const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : (request.namespace ?? '');
+      const taken = options.hostnames.holders(hostname).some((h) => h.namespace !== namespace || h.name !== name);
+      if (taken) {
+        const error = fieldErrors.duplicate('spec.hostname', hostname);
+        return denied(
+          uid,
+          {
+            code: 422,
+            reason: 'Invalid',
+            message: invalidMessage(`${KIND}.${GROUP}`, name, [error]),
+            details: {
+              name,
+              group: GROUP,
+              kind: KIND,
+              causes: [{ reason: error.type, message: error.errorBody(), field: error.field }],
+            },
+          },
+          result.warnings,
+        );
+      }
+    }
+    return allowed(uid, result.warnings);
+  };
+}

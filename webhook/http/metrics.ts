@@ -1,0 +1,40 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The webhook's Prometheus metrics, on a registry of their own (no global state). */
+export class WebhookMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'staticsite_webhook_requests_total',
+    help: 'Webhook requests by path, operation and outcome (allowed, denied, patched, error, bad_request).',
+    labelNames: ['path', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'staticsite_webhook_request_duration_seconds',
+    help: 'Time from request received to response written.',
+    labelNames: ['path'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+  readonly inFlight = new Gauge({
+    name: 'staticsite_webhook_requests_in_flight',
+    help: 'Requests being handled now.',
+    registers: [this.registry],
+  });
+  readonly panics = new Counter({
+    name: 'staticsite_webhook_handler_panics_total',
+    help: 'Unexpected exceptions in a handler, answered with 500.',
+    labelNames: ['path'] as const,
+    registers: [this.registry],
+  });
+  readonly certExpiry = new Gauge({
+    name: 'staticsite_webhook_certificate_expiry_timestamp_seconds',
+    help: 'notAfter of the serving certificate in use, as a Unix timestamp.',
+    registers: [this.registry],
+  });
+  readonly certReloads = new Counter({
+    name: 'staticsite_webhook_certificate_reloads_total',
+    help: 'Serving certificates loaded from the cert dir after start.',
+    registers: [this.registry],
+  });
+}

@@ -1,0 +1,18 @@
+/** The webhook as a library: build the Express app yourself and drive it with supertest. */
+export { celHookFor, RuleCompileError } from './admission/cel-hook.ts';
+export { type HostnameIndex, MemoryHostnameIndex, type SiteRef } from './admission/hostname-index.ts';
+export { createMutator, defaultHostname, type MutatorOptions } from './admission/mutate.ts';
+export { allowed, denied, errored, patched } from './admission/responses.ts';
+export {
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionReview,
+  parseAdmissionReview,
+  ReviewError,
+} from './admission/review.ts';
+export { type CelHookFactory, SiteSchemas } from './admission/site-schemas.ts';
+export { createValidator, type ValidatorOptions } from './admission/validate.ts';
+export { convertReview, parseConversionReview } from './conversion/convert.ts';
+export { type AdmissionHandler, createWebhookApp, type Readiness, type WebhookAppOptions } from './http/app.ts';
+export { WebhookMetrics } from './http/metrics.ts';
+export { type HostnameSource, type RunningWebhook, startWebhookServer, type WebhookServerOptions } from './server.ts';

@@ -1,0 +1,150 @@
+import { once } from 'node:events';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { HostnameIndex } from './admission/hostname-index.ts';
+import { createMutator } from './admission/mutate.ts';
+import { type CelHookFactory, SiteSchemas } from './admission/site-schemas.ts';
+import { createValidator } from './admission/validate.ts';
+import { createWebhookApp, type Readiness } from './http/app.ts';
+import { WebhookMetrics } from './http/metrics.ts';
+import { CredentialsReloader } from './tls/credentials-reloader.ts';
+import {
+  type CredentialsFileSystem,
+  readServingCredentials,
+  type ServingCredentials,
+} from './tls/serving-credentials.ts';
+
+/** Where the cross-object rule reads other StaticSites from; absent in standalone mode. */
+export interface HostnameSource {
+  index: HostnameIndex;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface WebhookServerOptions {
+  certDir: string;
+  port: number;
+  metricsPort: number;
+  host?: string;
+  baseDomain: string;
+  logger: Logger;
+  hostnames?: HostnameSource;
+  celHookFor?: CelHookFactory;
+  fs?: CredentialsFileSystem;
+  /** How long SIGTERM waits for in-flight requests before closing connections. */
+  shutdownGraceMs?: number;
+  certCheckIntervalMs?: number;
+}
+
+export interface RunningWebhook {
+  port: number;
+  metricsPort: number;
+  metrics: WebhookMetrics;
+  readiness(): Readiness;
+  /** Stop accepting, finish in-flight requests, close. */
+  close(): Promise<void>;
+}
+
+function tlsOptions(credentials: ServingCredentials) {
+  // Node's https server speaks HTTP/1.1 only: no HTTP/2 (CVE-2023-44487) without opting in.
+  return { cert: credentials.certPem, key: credentials.keyPem, minVersion: 'TLSv1.2' as const };
+}
+
+async function listen(server: HttpServer | HttpsServer, port: number, host: string | undefined): Promise<number> {
+  server.listen(port, host);
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+/** Starts the HTTPS webhook and the plain-HTTP metrics/health listener. */
+export async function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhook> {
+  const { logger } = options;
+  const fs = options.fs ?? (await import('node:fs/promises'));
+  const credentials = await readServingCredentials(fs, options.certDir);
+  const metrics = new WebhookMetrics();
+  metrics.certExpiry.set(credentials.notAfter.getTime() / 1000);
+
+  const schemas = new SiteSchemas(options.celHookFor);
+  const hostnames = options.hostnames;
+  const readiness = (): Readiness => {
+    const notes: string[] = [];
+    let ready = true;
+    if (hostnames && !hostnames.index.synced) {
+      ready = false;
+      notes.push('StaticSite cache not synced yet');
+    }
+    if (!hostnames) notes.push('standalone: no cluster access, the unique-hostname rule is off');
+    return { ready, notes };
+  };
+  const app = createWebhookApp({
+    mutate: createMutator({ schemas, baseDomain: options.baseDomain }),
+    validate: createValidator({ schemas, hostnames: hostnames?.index }),
+    metrics,
+    logger,
+    readiness,
+  });
+
+  const server = createHttpsServer(tlsOptions(credentials), app);
+  server.keepAliveTimeout = 65_000;
+  const reloader = new CredentialsReloader(credentials, {
+    dir: options.certDir,
+    logger,
+    intervalMs: options.certCheckIntervalMs,
+    fs,
+    onReload: (next) => {
+      server.setSecureContext(tlsOptions(next));
+      metrics.certExpiry.set(next.notAfter.getTime() / 1000);
+      metrics.certReloads.inc();
+    },
+  });
+
+  const health = createHttpServer(async (req, res) => {
+    if (req.url === '/metrics') {
+      res.setHeader('content-type', metrics.registry.contentType);
+      res.end(await metrics.registry.metrics());
+    } else if (req.url === '/healthz') {
+      res.end('ok');
+    } else if (req.url === '/readyz') {
+      const r = readiness();
+      res.statusCode = r.ready ? 200 : 503;
+      res.end([r.ready ? 'ok' : 'not ready', ...r.notes].join('\n'));
+    } else {
+      res.statusCode = 404;
+      res.end('not found: /metrics, /healthz, /readyz\n');
+    }
+  });
+
+  if (hostnames) await hostnames.start();
+  reloader.start();
+  const port = await listen(server, options.port, options.host);
+  const metricsPort = await listen(health, options.metricsPort, options.host);
+  logger.info(
+    {
+      port,
+      metricsPort,
+      certNotAfter: credentials.notAfter.toISOString(),
+      crossObjectRule: hostnames ? 'on' : 'off (standalone: no kubeconfig and not in a cluster)',
+    },
+    'webhook serving',
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      reloader.stop();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+      await closed;
+      clearTimeout(grace);
+      await new Promise<void>((resolve) => health.close(() => resolve()));
+      health.closeAllConnections();
+      await hostnames?.stop();
+      logger.info({}, 'webhook stopped');
+    })();
+    return closing;
+  };
+  return { port, metricsPort, metrics, readiness, close };
+}
