@@ -48,3 +48,6 @@ export const WEBHOOK_SERVICE_NAME = 'staticsite-webhook';
 export const CONVERT_PATH = '/convert';
 export const MUTATE_PATH = '/mutate';
 export const VALIDATE_PATH = '/validate';
+
+/** `spec.hostname` defaults to `<name>.<namespace>.<base domain>`; webhook and controller share it. */
+export const DEFAULT_BASE_DOMAIN = 'sites.staticsite.dev';

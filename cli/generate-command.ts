@@ -1,5 +1,5 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildCrd } from '../api/index.ts';
 import { crdYaml } from './crd-yaml.ts';
@@ -12,9 +12,9 @@ const HEADER = '# Generated from api/ by `npm run generate`. Do not edit by hand
 /** The files `npm run generate` owns, relative to the manifests directory, with their content. */
 export function generatedManifests(): Map<string, string> {
   return new Map([
-    ['generated/crd.yaml', HEADER + crdYaml(buildCrd())],
-    ['generated/crd-schema-only.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true }))],
-    ['generated/crd-without-cel.yaml', HEADER + crdYaml(buildCrd({ withoutCelRules: true }))],
+    ['crds/full/crd.yaml', HEADER + crdYaml(buildCrd())],
+    ['crds/schema-only/crd.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true }))],
+    ['crds/webhook-only/crd.yaml', HEADER + crdYaml(buildCrd({ withoutCelRules: true }))],
   ]);
 }
 
@@ -26,7 +26,7 @@ async function readOrEmpty(path: string): Promise<string> {
   }
 }
 
-/** `staticsite generate manifests`: writes the generated CRDs, or with --check reports drift. */
+/** `staticsite generate manifests`: writes the generated CRDs into the kustomize tree, or with --check reports drift. */
 export async function generateCommand(args: string[], io: CommandIO): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -45,6 +45,7 @@ export async function generateCommand(args: string[], io: CommandIO): Promise<nu
       io.stderr(`${path} is out of date: run npm run generate\n`);
       stale++;
     } else {
+      await mkdir(dirname(path), { recursive: true });
       await writeFile(path, content);
       io.stdout(`wrote ${path}\n`);
     }

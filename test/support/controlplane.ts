@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { createCertificateAuthority, issueCertificate, type KeyPair } from '../../certs/x509.ts';
+import type { KeyPair } from '../../certs/x509.ts';
 import { type KubeCredentials, KubeHttp } from './kube-http.ts';
 import { ManagedProcess } from './managed-process.ts';
+import { issueClientCertificate, writeControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
@@ -46,8 +46,7 @@ async function waitFor(what: string, timeoutMs: number, check: () => Promise<boo
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (proc && !proc.running) {
-      const tail = (await readFile(proc.logPath, 'utf8').catch(() => '')).trim().split('\n').slice(-15).join('\n');
-      throw new Error(`${what}: ${proc.name} exited. Last lines of its log:\n${tail}`);
+      throw new Error(`${what}: ${proc.name} exited. Last lines of its log:\n${await proc.tail()}`);
     }
     try {
       if (await check()) return;
@@ -101,34 +100,9 @@ export class ControlPlane {
     this.binDir = this.options.binDir ?? (await controlPlaneBinDir());
     this.dir = await mkdtemp(join(tmpdir(), 'staticsite-cp-'));
     const pki = join(this.dir, 'pki');
-    await mkdir(pki);
-    const now = new Date(Date.now() - 60_000);
-    this.ca = createCertificateAuthority({ commonName: 'staticsite-test-ca', notBefore: now, validityDays: 30 });
-    const serving = issueCertificate({
-      ca: this.ca,
-      commonName: 'kube-apiserver',
-      subjectAltNames: [
-        '127.0.0.1',
-        'localhost',
-        'kubernetes',
-        'kubernetes.default',
-        'kubernetes.default.svc',
-        '10.0.0.1',
-      ],
-      usage: 'serverAuth',
-      notBefore: now,
-      validityDays: 30,
-    });
-    const admin = this.issueClientCertificate('admin', ['system:masters']);
-    const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const files: Record<string, string> = {
-      'ca.crt': this.ca.certPem,
-      'apiserver.crt': serving.certPem,
-      'apiserver.key': serving.keyPem,
-      'sa.key': sa.privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-      'sa.pub': sa.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    };
-    for (const [name, content] of Object.entries(files)) await writeFile(join(pki, name), content, { mode: 0o600 });
+    const written = await writeControlPlanePki(pki);
+    this.ca = written.ca;
+    const admin = written.admin;
 
     const [etcdClient, etcdPeer, apiPort, kcmPort] = await Promise.all([
       freePort(),
@@ -144,16 +118,7 @@ export class ControlPlane {
     const etcd = this.spawn(
       'etcd',
       bin('etcd'),
-      [
-        `--data-dir=${join(this.dir, 'etcd')}`,
-        `--listen-client-urls=${etcdUrl}`,
-        `--advertise-client-urls=${etcdUrl}`,
-        `--listen-peer-urls=${peerUrl}`,
-        `--initial-advertise-peer-urls=${peerUrl}`,
-        `--initial-cluster=default=${peerUrl}`,
-        '--unsafe-no-fsync=true',
-        '--log-level=warn',
-      ],
+      etcdFlags({ dataDir: join(this.dir, 'etcd'), clientUrl: etcdUrl, peerUrl }),
       log('etcd'),
     );
 
@@ -183,20 +148,12 @@ export class ControlPlane {
     this.spawn(
       'kube-controller-manager',
       bin('kube-controller-manager'),
-      [
-        `--kubeconfig=${this.kubeconfigPath}`,
-        `--authentication-kubeconfig=${this.kubeconfigPath}`,
-        `--authorization-kubeconfig=${this.kubeconfigPath}`,
-        `--controllers=${controllers.join(',')}`,
-        '--leader-elect=false',
-        '--bind-address=127.0.0.1',
-        `--secure-port=${kcmPort}`,
-        `--cert-dir=${join(this.dir, 'kcm-certs')}`,
-        '--concurrent-deployment-syncs=10',
-        '--concurrent-replicaset-syncs=10',
-        '--concurrent-gc-syncs=20',
-        '--v=1',
-      ],
+      controllerManagerFlags({
+        kubeconfig: this.kubeconfigPath,
+        controllers,
+        port: kcmPort,
+        certDir: join(this.dir, 'kcm-certs'),
+      }),
       log('kube-controller-manager'),
     );
   }
@@ -214,14 +171,7 @@ export class ControlPlane {
 
   /** A client certificate signed by the API server's client CA. */
   issueClientCertificate(user: string, groups: string[] = []): { certPem: string; keyPem: string } {
-    return issueCertificate({
-      ca: this.ca,
-      commonName: user,
-      organizations: groups,
-      usage: 'clientAuth',
-      notBefore: new Date(Date.now() - 60_000),
-      validityDays: 30,
-    });
+    return issueClientCertificate(this.ca, user, groups);
   }
 
   /** Creates the ServiceAccount if needed and returns credentials that act exactly as it. */
@@ -284,6 +234,45 @@ export function runKubectl(
     });
     if (input !== undefined) child.stdin?.end(input);
   });
+}
+
+/** etcd flags: one member on loopback, no fsync (test data is disposable). */
+export function etcdFlags({ dataDir, clientUrl, peerUrl }: { dataDir: string; clientUrl: string; peerUrl: string }) {
+  return [
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=default=${peerUrl}`,
+    '--unsafe-no-fsync=true',
+    '--log-level=warn',
+  ];
+}
+
+interface ControllerManagerFlagInput {
+  kubeconfig: string;
+  controllers: string[];
+  port: number;
+  certDir: string;
+}
+
+/** kube-controller-manager flags: the chosen controllers, no leader election, loopback only. */
+export function controllerManagerFlags({ kubeconfig, controllers, port, certDir }: ControllerManagerFlagInput) {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    `--controllers=${controllers.join(',')}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
+    '--concurrent-deployment-syncs=10',
+    '--concurrent-replicaset-syncs=10',
+    '--concurrent-gc-syncs=20',
+    '--v=1',
+  ];
 }
 
 interface ApiServerFlagInput {

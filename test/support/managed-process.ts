@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 /** A child process whose output goes to a log file and which always gets stopped. */
 export class ManagedProcess {
@@ -51,6 +52,12 @@ export class ManagedProcess {
       this.log.end();
       await once(this.log, 'close');
     }
+  }
+
+  /** The last lines of the process log, for error messages. */
+  async tail(lines = 15): Promise<string> {
+    const text = await readFile(this.logPath, 'utf8').catch(() => '');
+    return text.trim().split('\n').slice(-lines).join('\n');
   }
 
   /** For process 'exit' handlers, where nothing asynchronous runs. */

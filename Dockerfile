@@ -1,0 +1,31 @@
+# One small image for the webhook, the controller and the cert bootstrapper:
+#   docker build -t staticsite-operator:0.1.0 .
+# Build stage: compile TypeScript to dist/ and keep only production dependencies.
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: the image's own Node 24 runs everything, so the `node` devDependency's
+# install script (which fetches a Node binary for npm scripts on older hosts) is not needed.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY api api
+COPY webhook webhook
+COPY controller controller
+COPY certs certs
+COPY cli cli
+COPY test/support test/support
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts \
+ && mkdir -p /owned/pki /owned/webhook-certs /owned/records
+
+# Runtime: distroless Node 24, non-root (uid 65532), no shell, no package manager.
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+# Mount points owned by the runtime user, so named volumes start writable for it.
+COPY --from=build --chown=65532:65532 /owned/ /
+USER 65532:65532
+ENTRYPOINT ["/nodejs/bin/node", "/app/dist/cli/main.js"]
+CMD ["--help"]

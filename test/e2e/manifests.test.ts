@@ -1,0 +1,158 @@
+import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
+import type { ControlPlane } from '../support/controlplane.ts';
+import { testCluster } from '../support/shared.ts';
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+const TREES = [
+  'manifests',
+  'manifests/overlays/schema-only',
+  'manifests/overlays/webhook-only',
+  'manifests/overlays/local',
+];
+
+// biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
+type Json = any;
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  spec?: Record<string, Json>;
+  rules?: Array<{ verbs: string[]; resources?: string[] }>;
+  webhooks?: Array<Record<string, Json>>;
+  subjects?: Array<{ kind: string; name: string }>;
+  roleRef?: { kind: string; name: string };
+}
+
+async function build(cp: ControlPlane, tree: string): Promise<K8sObject[]> {
+  const result = await cp.kubectl(['kustomize', `${repoRoot}${tree}`]);
+  expect(result.stderr, `kubectl kustomize ${tree}`).to.equal('');
+  expect(result.code).to.equal(0);
+  return parseAllDocuments(result.stdout).map((d) => d.toJS() as K8sObject);
+}
+
+describe('e2e: the kustomize manifests', function () {
+  this.timeout(120_000);
+  let cp: ControlPlane;
+  const built = new Map<string, K8sObject[]>();
+
+  before(async () => {
+    ({ controlPlane: cp } = await testCluster());
+    for (const tree of TREES) built.set(tree, await build(cp, tree));
+  });
+
+  it('`kubectl apply -k manifests` deploys the whole system', () => {
+    const kinds = (built.get('manifests') ?? []).map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(kinds).to.include.members([
+      'Namespace/staticsite-system',
+      'CustomResourceDefinition/staticsites.staticsite.dev',
+      'Deployment/staticsite-webhook',
+      'Deployment/staticsite-controller',
+      'Deployment/staticsite-certs',
+      'Service/staticsite-webhook',
+      'PodDisruptionBudget/staticsite-webhook',
+      'MutatingWebhookConfiguration/staticsite-webhook',
+      'ValidatingWebhookConfiguration/staticsite-webhook',
+    ]);
+  });
+
+  for (const tree of TREES) {
+    it(`${tree}: every object passes server-side apply (dry-run) on the real API server, with no warning`, async () => {
+      // Namespaced objects need their namespace to exist, even in a dry run.
+      await cp.ensureNamespace('staticsite-system');
+      const result = await cp.kubectl([
+        'apply',
+        '--server-side',
+        '--dry-run=server',
+        '--field-manager=manifests-test',
+        '-k',
+        `${repoRoot}${tree}`,
+      ]);
+      expect(result.stderr, result.stderr).to.equal('');
+      expect(result.code).to.equal(0);
+      expect(result.stdout.trim().split('\n')).to.have.length((built.get(tree) ?? []).length);
+    });
+  }
+
+  it('every workload is non-root, read-only, unprivileged, seccomp RuntimeDefault, with requests and limits', () => {
+    const workloads = (built.get('manifests') ?? []).filter((o) => o.kind === 'Deployment');
+    expect(workloads).to.have.length(3);
+    for (const d of workloads) {
+      const pod = d.spec?.template.spec;
+      expect(pod.securityContext.runAsNonRoot, d.metadata.name).to.equal(true);
+      expect(pod.securityContext.seccompProfile).to.deep.equal({ type: 'RuntimeDefault' });
+      for (const c of pod.containers) {
+        const where = `${d.metadata.name}/${c.name}`;
+        expect(c.securityContext.allowPrivilegeEscalation, where).to.equal(false);
+        expect(c.securityContext.readOnlyRootFilesystem, where).to.equal(true);
+        expect(c.securityContext.capabilities.drop, where).to.deep.equal(['ALL']);
+        expect(c.resources.requests, where).to.have.keys('cpu', 'memory');
+        expect(c.resources.limits, where).to.have.keys('cpu', 'memory');
+        expect(c.readinessProbe, where).to.be.an('object');
+      }
+    }
+  });
+
+  it('the webhook is highly available: 2 replicas, anti-affinity, a PDB, readiness on /readyz', () => {
+    const objects = built.get('manifests') ?? [];
+    const webhook = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-webhook');
+    expect(webhook?.spec?.replicas).to.equal(2);
+    expect(webhook?.spec?.template.spec.affinity.podAntiAffinity).to.be.an('object');
+    expect(webhook?.spec?.template.spec.containers[0].readinessProbe.httpGet.path).to.equal('/readyz');
+    const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'staticsite-webhook');
+    expect(pdb?.spec?.minAvailable).to.equal(1);
+    const controller = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-controller');
+    expect(controller?.spec?.replicas).to.equal(2);
+    expect(controller?.spec?.template.spec.containers[0].args).to.include('--leader-elect');
+  });
+
+  it('the webhook configurations fail closed, have no side effects, a short timeout and skip system namespaces', () => {
+    for (const tree of ['manifests', 'manifests/overlays/local']) {
+      const configs = (built.get(tree) ?? []).filter((o) => o.kind.endsWith('WebhookConfiguration'));
+      expect(configs).to.have.length(2);
+      for (const config of configs) {
+        for (const hook of config.webhooks ?? []) {
+          expect(hook.failurePolicy).to.equal('Fail');
+          expect(hook.sideEffects).to.equal('None');
+          expect(hook.matchPolicy).to.equal('Equivalent');
+          expect(hook.admissionReviewVersions).to.deep.equal(['v1']);
+          expect(hook.timeoutSeconds).to.be.at.most(5);
+          expect(hook.namespaceSelector.matchExpressions).to.deep.equal([
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'staticsite-system'] },
+          ]);
+        }
+      }
+    }
+  });
+
+  it('the controller may delete nothing', () => {
+    const objects = built.get('manifests') ?? [];
+    const boundToController = objects.filter(
+      (o) => o.kind.endsWith('Binding') && o.subjects?.some((s) => s.name === 'staticsite-controller'),
+    );
+    expect(boundToController.length).to.be.greaterThan(0);
+    for (const binding of boundToController) {
+      const role = objects.find((o) => o.kind === binding.roleRef?.kind && o.metadata.name === binding.roleRef?.name);
+      expect(role, binding.metadata.name).to.not.equal(undefined);
+      const verbs = (role?.rules ?? []).flatMap((r) => r.verbs);
+      expect(verbs).not.to.include.oneOf(['delete', 'deletecollection', '*']);
+    }
+  });
+
+  it('schema-only has no webhook and no conversion; local reaches the webhook by URL', () => {
+    const schemaOnly = built.get('manifests/overlays/schema-only') ?? [];
+    expect(schemaOnly.map((o) => o.kind)).not.to.include.oneOf([
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+    ]);
+    const crd = schemaOnly.find((o) => o.kind === 'CustomResourceDefinition');
+    expect(crd?.spec?.conversion).to.deep.equal({ strategy: 'None' });
+    expect(JSON.stringify(schemaOnly)).not.to.include('staticsite-webhook');
+
+    const local = built.get('manifests/overlays/local') ?? [];
+    expect(local.map((o) => o.kind)).not.to.include.oneOf(['Deployment', 'Service', 'PodDisruptionBudget']);
+    const localCrd = local.find((o) => o.kind === 'CustomResourceDefinition');
+    expect(localCrd?.spec?.conversion.webhook.clientConfig).to.deep.equal({ url: 'https://127.0.0.1:8443/convert' });
+  });
+});

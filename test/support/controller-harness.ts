@@ -1,0 +1,103 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ControlPlane } from './controlplane.ts';
+import type { KubeCredentials } from './kube-http.ts';
+import { ManagedProcess } from './managed-process.ts';
+import { freePort } from './ports.ts';
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+
+/**
+ * Applies manifests/base/controller-rbac.yaml with the real kubectl, its namespace moved to
+ * `namespace` (the ServiceAccount and the leader-election Role live there).
+ */
+export async function applyControllerRbac(cp: ControlPlane, namespace: string): Promise<void> {
+  const text = await readFile(join(repoRoot, 'manifests/base/controller-rbac.yaml'), 'utf8');
+  await cp.ensureNamespace(namespace);
+  const result = await cp.kubectl(
+    ['apply', '-f', '-'],
+    text.replaceAll('namespace: staticsite-system', `namespace: ${namespace}`),
+  );
+  if (result.code !== 0) throw new Error(`kubectl apply controller RBAC: ${result.stderr}`);
+}
+
+/** `staticsite controller` as a child process, with its probes and metrics at hand. */
+export class ControllerProcess {
+  readonly identity: string;
+  readonly metricsPort: number;
+  readonly process: ManagedProcess;
+
+  private constructor(identity: string, metricsPort: number, proc: ManagedProcess) {
+    this.identity = identity;
+    this.metricsPort = metricsPort;
+    this.process = proc;
+  }
+
+  static async start(options: {
+    identity: string;
+    kubeconfig: string;
+    logDir: string;
+    args: string[];
+  }): Promise<ControllerProcess> {
+    const port = await freePort();
+    const proc = new ManagedProcess(
+      `controller-${options.identity}`,
+      process.execPath,
+      [
+        join(repoRoot, 'cli/main.ts'),
+        'controller',
+        '--kubeconfig',
+        options.kubeconfig,
+        '--metrics-port',
+        String(port),
+        '--metrics-bind-address',
+        '127.0.0.1',
+        '--identity',
+        options.identity,
+        ...options.args,
+      ],
+      join(options.logDir, `controller-${options.identity}.log`),
+    );
+    return new ControllerProcess(options.identity, port, proc);
+  }
+
+  async probe(path: '/readyz' | '/healthz'): Promise<number> {
+    try {
+      return (await fetch(`http://127.0.0.1:${this.metricsPort}${path}`)).status;
+    } catch {
+      return 0;
+    }
+  }
+
+  async metricsText(): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
+  }
+
+  /** The sum of a metric's samples whose labels include all of `labels`. */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    let sum = 0;
+    for (const line of (await this.metricsText()).split('\n')) {
+      if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+      const ok = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
+      if (ok) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return sum;
+  }
+
+  /** SIGTERM and wait for the exit code. */
+  async stop(): Promise<number | null> {
+    await this.process.stop(15_000);
+    return this.process.exit;
+  }
+
+  /** SIGKILL: no shutdown, no lease release. */
+  async kill(): Promise<void> {
+    this.process.killNow();
+    await this.process.exit;
+    await this.process.stop();
+  }
+}
+
+export function credentialsVia(server: string, credentials: KubeCredentials): KubeCredentials {
+  return { ...credentials, server };
+}

@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_NAMESPACE } from '../../api/index.ts';
+import { ControlPlane } from './controlplane.ts';
+import { eventually } from './crds.ts';
+import { ManagedProcess } from './managed-process.ts';
+import { NodeSimulator } from './node-simulator.ts';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+/** cli/main.ts when run from source, dist/cli/main.js when run from the build. */
+const cliMain = fileURLToPath(new URL(`../../cli/main${extname(import.meta.url)}`, import.meta.url));
+
+/** The ports the local overlay and the probes use: the webhook is registered by URL on 8443. */
+export const LOCAL_PORTS = { webhook: 8443, webhookMetrics: 8080, controllerMetrics: 8081, certsMetrics: 8082 };
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url)).ok;
+  } catch {
+    return false;
+  }
+}
+
+export interface LocalSystemOptions {
+  log?: (line: string) => void;
+}
+
+/**
+ * The whole system on this machine: the control plane (with the node simulator), the local
+ * overlay applied, and the cert bootstrapper, webhook and controller as three processes, each
+ * acting as its own ServiceAccount.
+ */
+export class LocalSystem {
+  readonly controlPlane = new ControlPlane();
+  nodes: NodeSimulator | undefined;
+  readonly processes = new Map<'certs' | 'webhook' | 'controller', ManagedProcess>();
+  certDir = '';
+  recordsDir = '';
+  private readonly log: (line: string) => void;
+
+  constructor(options: LocalSystemOptions = {}) {
+    this.log = options.log ?? (() => {});
+  }
+
+  async start(): Promise<this> {
+    for (const [name, port] of Object.entries(LOCAL_PORTS)) {
+      if (!(await portFree(port))) {
+        throw new Error(`port ${port} (${name}) is in use on 127.0.0.1: stop what listens there and try again`);
+      }
+    }
+    try {
+      await this.startAll();
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    return this;
+  }
+
+  private async startAll(): Promise<void> {
+    const started = Date.now();
+    this.log('building or reusing the control plane, then starting etcd, kube-apiserver, kube-controller-manager...');
+    await this.controlPlane.start();
+    this.nodes = new NodeSimulator(this.controlPlane.admin);
+    await this.nodes.start();
+    this.log(
+      `control plane ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${this.controlPlane.apiServerUrl}`,
+    );
+
+    const applied = await this.controlPlane.kubectl([
+      'apply',
+      '--server-side',
+      '--field-manager=staticsite-local',
+      '-k',
+      join(repoRoot, 'manifests/overlays/local'),
+    ]);
+    if (applied.code !== 0) throw new Error(`kubectl apply -k manifests/overlays/local failed: ${applied.stderr}`);
+    this.log('applied manifests/overlays/local (CRD, webhook configurations by URL, ServiceAccounts, RBAC)');
+
+    const dir = this.controlPlane.dir;
+    this.certDir = join(dir, 'webhook-certs');
+    this.recordsDir = join(dir, 'records');
+    await mkdir(this.recordsDir, { recursive: true });
+    const kubeconfig = async (name: string) =>
+      this.controlPlane.writeKubeconfig(
+        `${name}.kubeconfig`,
+        await this.controlPlane.serviceAccountCredentials(DEFAULT_NAMESPACE, name, 24 * 3600),
+        name,
+      );
+
+    this.spawn('certs', [
+      'certs',
+      'bootstrap',
+      '--service=staticsite-webhook',
+      `--namespace=${DEFAULT_NAMESPACE}`,
+      '--san=127.0.0.1',
+      '--san=localhost',
+      `--out-dir=${this.certDir}`,
+      '--webhook-config=mutating/staticsite-webhook',
+      '--webhook-config=validating/staticsite-webhook',
+      '--crd=staticsites.staticsite.dev',
+      `--kubeconfig=${await kubeconfig('staticsite-certs')}`,
+      '--watch',
+      `--metrics-port=${LOCAL_PORTS.certsMetrics}`,
+    ]);
+    await this.waitReady('certs', `http://127.0.0.1:${LOCAL_PORTS.certsMetrics}/readyz`, () =>
+      existsSync(join(this.certDir, 'tls.crt')),
+    );
+    this.log(`cert bootstrapper: CA injected, serving cert in ${this.certDir}`);
+
+    this.spawn('webhook', [
+      'webhook',
+      `--cert-dir=${this.certDir}`,
+      `--port=${LOCAL_PORTS.webhook}`,
+      `--metrics-port=${LOCAL_PORTS.webhookMetrics}`,
+      '--host=127.0.0.1',
+      `--kubeconfig=${await kubeconfig('staticsite-webhook')}`,
+    ]);
+    await this.waitReady('webhook', `http://127.0.0.1:${LOCAL_PORTS.webhookMetrics}/readyz`);
+    this.log(`webhook: https://127.0.0.1:${LOCAL_PORTS.webhook} (metrics :${LOCAL_PORTS.webhookMetrics})`);
+
+    this.spawn('controller', [
+      'controller',
+      `--kubeconfig=${await kubeconfig('staticsite-controller')}`,
+      `--records-dir=${this.recordsDir}`,
+      `--metrics-port=${LOCAL_PORTS.controllerMetrics}`,
+      '--leader-elect',
+      `--leader-elect-namespace=${DEFAULT_NAMESPACE}`,
+    ]);
+    await this.waitReady('controller', `http://127.0.0.1:${LOCAL_PORTS.controllerMetrics}/readyz`);
+    this.log(`controller: records in ${this.recordsDir} (metrics :${LOCAL_PORTS.controllerMetrics})`);
+  }
+
+  private spawn(name: 'certs' | 'webhook' | 'controller', args: string[]): ManagedProcess {
+    const proc = new ManagedProcess(
+      name,
+      process.execPath,
+      [cliMain, ...args],
+      join(this.controlPlane.dir, `${name}.log`),
+    );
+    this.processes.set(name, proc);
+    return proc;
+  }
+
+  private async waitReady(name: 'certs' | 'webhook' | 'controller', url: string, extra: () => boolean = () => true) {
+    const proc = this.processes.get(name);
+    try {
+      await eventually(
+        `${name} ready (${url})`,
+        async () => (proc?.running ?? false) && extra() && (await httpOk(url)),
+        60_000,
+        200,
+      );
+    } catch (error) {
+      const state = proc?.running ? 'is running but not ready' : 'exited';
+      throw new Error(`${(error as Error).message}: ${name} ${state}. Last lines of its log:\n${await proc?.tail()}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const name of ['controller', 'webhook', 'certs'] as const) await this.processes.get(name)?.stop();
+    await this.nodes?.stop();
+    await this.controlPlane.stop();
+  }
+}

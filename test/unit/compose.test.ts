@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import {
+  apiServerFlags,
+  controllerManagerFlags,
+  DEFAULT_CONTROLLERS,
+  etcdFlags,
+} from '../../test/support/controlplane.ts';
+
+const root = new URL('../../', import.meta.url);
+const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
+  services: Record<string, { image?: string; command?: string[] }>;
+};
+const goMod = readFileSync(new URL('test/controlplane/go.mod', root), 'utf8');
+const kubernetesVersion = /k8s\.io\/kubernetes (v\S+)/.exec(goMod)?.[1];
+const etcdVersion = /go\.etcd\.io\/etcd\/server\/v3 v(\S+)/.exec(goMod)?.[1];
+
+function flags(list: string[]): Map<string, string> {
+  return new Map(
+    list.filter((f) => f.startsWith('--')).map((f) => [f.split('=')[0] ?? f, f.slice(f.indexOf('=') + 1)]),
+  );
+}
+
+function service(name: string) {
+  const s = compose.services[name];
+  if (!s) throw new Error(`docker-compose.yml has no service ${name}`);
+  return s;
+}
+
+describe('docker-compose.yml matches the control plane of the tests', () => {
+  it('pins the Kubernetes and etcd releases of test/controlplane/go.mod', () => {
+    expect(kubernetesVersion).to.match(/^v1\.\d+\.\d+$/);
+    expect(service('kube-apiserver').image).to.equal(`registry.k8s.io/kube-apiserver:${kubernetesVersion}`);
+    expect(service('kube-controller-manager').image).to.equal(
+      `registry.k8s.io/kube-controller-manager:${kubernetesVersion}`,
+    );
+    expect(service('apply-local-overlay').image).to.equal(`registry.k8s.io/kubectl:${kubernetesVersion}`);
+    expect(service('etcd').image).to.equal(`registry.k8s.io/etcd:${etcdVersion}-0`);
+  });
+
+  it('starts kube-apiserver with the harness flags', () => {
+    const expected = flags(apiServerFlags({ etcdUrl: 'x', port: 1, pki: '/pki', certDir: '/d' }));
+    const actual = flags(service('kube-apiserver').command ?? []);
+    expect([...actual.keys()].sort()).to.deep.equal([...expected.keys()].sort());
+    for (const [flag, value] of expected) {
+      if (['--etcd-servers', '--secure-port', '--cert-dir'].includes(flag)) continue;
+      expect(actual.get(flag), flag).to.equal(value);
+    }
+  });
+
+  it('starts kube-controller-manager and etcd with the harness flags and controllers', () => {
+    const kcm = flags(
+      controllerManagerFlags({ kubeconfig: 'k', controllers: DEFAULT_CONTROLLERS, port: 1, certDir: 'd' }),
+    );
+    const actualKcm = flags(service('kube-controller-manager').command ?? []);
+    expect([...actualKcm.keys()].sort()).to.deep.equal([...kcm.keys()].sort());
+    expect(actualKcm.get('--controllers')).to.equal(DEFAULT_CONTROLLERS.join(','));
+    const etcd = flags(etcdFlags({ dataDir: 'd', clientUrl: 'c', peerUrl: 'p' }));
+    expect([...flags(service('etcd').command ?? []).keys()].sort()).to.deep.equal([...etcd.keys()].sort());
+  });
+
+  it('applies the local overlay and runs certs, webhook, controller and the node simulator from our image', () => {
+    expect(service('apply-local-overlay').command).to.include('/manifests/overlays/local');
+    for (const name of ['certs', 'webhook', 'controller', 'node-simulator']) {
+      expect(service(name).image, name).to.equal('staticsite-operator:0.1.0');
+    }
+    expect(service('webhook').command).to.include('--port=8443');
+  });
+});
