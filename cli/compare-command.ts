@@ -1,0 +1,46 @@
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import type { CommandIO } from './usage.ts';
+
+export const compareUsage = 'staticsite compare [--corpus DIR] [--out report.md] [--html report.html] [--samples N]';
+
+/** `staticsite compare`: schema-only vs webhook validation, four ways, on a real control plane. */
+export async function compareCommand(args: string[], io: CommandIO): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      corpus: { type: 'string', default: 'test/compare' },
+      out: { type: 'string' },
+      html: { type: 'string' },
+      samples: { type: 'string', default: '100' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const [{ readCorpus }, { runComparison }, { renderHtml, renderMarkdown }, { ControlPlane }] = await Promise.all([
+    import('./compare/corpus.ts'),
+    import('./compare/run.ts'),
+    import('./compare/report.ts'),
+    import('../test/support/controlplane.ts'),
+  ]);
+  const corpus = await readCorpus(values.corpus);
+  const say = (line: string) => io.stderr(`${line}\n`);
+  say(`${corpus.length} cases from ${values.corpus}; starting a control plane...`);
+  const cp = await new ControlPlane().start();
+  try {
+    const comparison = await runComparison(cp, corpus, { latencySamples: Number(values.samples), log: say });
+    const markdown = renderMarkdown(comparison);
+    if (values.out) {
+      await writeFile(values.out, markdown);
+      say(`wrote ${values.out}`);
+    } else io.stdout(markdown);
+    if (values.html) {
+      await writeFile(values.html, renderHtml(comparison));
+      say(`wrote ${values.html}`);
+    }
+    const unexplained = comparison.cases.filter((c) => c.differences.some((d) => !d.behaviour));
+    return unexplained.length === 0 ? 0 : 1;
+  } finally {
+    await cp.stop();
+  }
+}

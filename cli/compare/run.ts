@@ -1,0 +1,424 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { Agent, request as httpsRequest } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import jsonPatch from 'fast-json-patch';
+import { pino } from 'pino';
+import { buildCrd, CRD_NAME, type CrdOptions } from '../../api/index.ts';
+import type { ControlPlane } from '../../test/support/controlplane.ts';
+import { eventually, installCrd, uninstallCrd } from '../../test/support/crds.ts';
+import type { KubeHttp } from '../../test/support/kube-http.ts';
+import { loopbackCerts } from '../../test/support/webhook-certs.ts';
+import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../test/support/webhook-configs.ts';
+import { celHookFor } from '../../webhook/admission/cel-hook.ts';
+import type { AdmissionResponse } from '../../webhook/admission/review.ts';
+import { hostnameInformer } from '../../webhook/kube/hostname-informer.ts';
+import { startWebhookServer } from '../../webhook/server.ts';
+import { type CompareCase, WEBHOOK_ONLY_BEHAVIOURS, type WebhookOnlyBehaviour } from './corpus.ts';
+
+export const MODES = {
+  A: 'schema-only (CRD schema + CEL, no webhook)',
+  B: 'webhook-only (CRD without CEL + webhooks)',
+  C: 'both (production CRD + webhooks)',
+  D: 'direct (AdmissionReview posted to the webhook)',
+} as const;
+export type Mode = keyof typeof MODES;
+const MODE_LIST = Object.keys(MODES) as Mode[];
+
+export interface Outcome {
+  allowed: boolean;
+  code: number;
+  message: string;
+  warnings: string[];
+  spec: unknown;
+  finalizers: string[];
+  latencyMs: number;
+}
+
+export type Aspect = 'verdict' | 'message' | 'warnings' | 'spec' | 'finalizers';
+
+export interface Difference {
+  aspect: Aspect;
+  /** The modes whose value differs from A's. */
+  modes: Mode[];
+  /** The documented behaviour that explains it; undefined when nothing does. */
+  behaviour: WebhookOnlyBehaviour | undefined;
+}
+
+export interface CaseResult {
+  testCase: CompareCase;
+  outcomes: Record<Mode, Outcome>;
+  differences: Difference[];
+}
+
+export interface LatencySummary {
+  samples: number;
+  medianMs: number;
+  p99Ms: number;
+}
+
+export interface Comparison {
+  kubernetesVersion: string;
+  cases: CaseResult[];
+  latency: Record<Mode, LatencySummary>;
+}
+
+const WEBHOOK_PREFIX = /^admission webhook "[^"]+" denied the request: /;
+const CONFIG_NAME = 'staticsite-compare';
+const namespaceOf = (mode: Mode) => `compare-${mode.toLowerCase()}`;
+
+export function summarize(samples: number[]): LatencySummary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+  return { samples: sorted.length, medianMs: +at(0.5).toFixed(2), p99Ms: +at(0.99).toFixed(2) };
+}
+
+function siteBody(c: CompareCase, object: Record<string, unknown>, namespace: string) {
+  const metadata = { ...(object.metadata as Record<string, unknown>), namespace };
+  return { apiVersion: `staticsite.dev/${c.version}`, kind: 'StaticSite', ...object, metadata };
+}
+
+function outcomeOf(status: number, body: unknown, text: string, warnings: string[], latencyMs: number): Outcome {
+  const b = (body ?? {}) as { message?: string; spec?: unknown; metadata?: { finalizers?: string[] } };
+  const allowed = status >= 200 && status < 300;
+  return {
+    allowed,
+    code: status,
+    message: allowed ? '' : (b.message ?? text.trim()).replace(WEBHOOK_PREFIX, ''),
+    warnings,
+    spec: allowed ? b.spec : undefined,
+    finalizers: allowed ? (b.metadata?.finalizers ?? []) : [],
+    latencyMs,
+  };
+}
+
+async function throughApiServer(admin: KubeHttp, c: CompareCase, namespace: string): Promise<Outcome> {
+  const path = (version: string) => `/apis/staticsite.dev/${version}/namespaces/${namespace}/staticsites`;
+  for (const setup of c.setup) {
+    await admin.must('POST', path('v1'), siteBody({ ...c, version: 'v1' }, setup, namespace));
+  }
+  const query = c.fieldValidation ? { fieldValidation: c.fieldValidation } : {};
+  const name = (c.object.metadata as { name: string }).name;
+  if (c.old) {
+    await admin.must('POST', path(c.version), siteBody(c, c.old, namespace));
+    const live = await admin.must<{ metadata: { resourceVersion: string } }>('GET', `${path(c.version)}/${name}`);
+    const body = siteBody(c, c.object, namespace);
+    (body.metadata as Record<string, unknown>).resourceVersion = live.metadata.resourceVersion;
+    const started = performance.now();
+    const res = await admin.put(`${path(c.version)}/${name}`, body, { query });
+    return outcomeOf(res.status, res.body, res.text, res.warnings, performance.now() - started);
+  }
+  const started = performance.now();
+  const res = await admin.post(path(c.version), siteBody(c, c.object, namespace), { query });
+  return outcomeOf(res.status, res.body, res.text, res.warnings, performance.now() - started);
+}
+
+/** Posts reviews straight to the webhook over HTTPS, as a user's test would. */
+class DirectClient {
+  private readonly agent: Agent;
+  private readonly url: string;
+
+  constructor(url: string, caPem: string) {
+    this.url = url;
+    this.agent = new Agent({ keepAlive: true, ca: caPem });
+  }
+
+  post(path: string, review: unknown): Promise<{ response: AdmissionResponse }> {
+    const payload = JSON.stringify(review);
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        `${this.url}${path}`,
+        { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            try {
+              resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+            } catch (error) {
+              reject(error);
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+function review(
+  c: CompareCase,
+  operation: 'CREATE' | 'UPDATE',
+  object: unknown,
+  oldObject: unknown,
+  namespace: string,
+) {
+  const name = (object as { metadata: { name: string } }).metadata?.name;
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: randomUUID(),
+      kind: { group: 'staticsite.dev', version: c.version, kind: 'StaticSite' },
+      resource: { group: 'staticsite.dev', version: c.version, resource: 'staticsites' },
+      name,
+      namespace,
+      operation,
+      object,
+      oldObject: oldObject ?? null,
+      options: c.fieldValidation ? { fieldValidation: c.fieldValidation } : {},
+    },
+  };
+}
+
+/** Mutate then validate, the way the API server chains the two webhooks. */
+async function direct(client: DirectClient, c: CompareCase, namespace: string): Promise<Outcome> {
+  const admitOnce = async (operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>, old: unknown) => {
+    const warnings: string[] = [];
+    const mutated = (await client.post('/mutate', review(c, operation, object, old, namespace))).response;
+    warnings.push(...(mutated.warnings ?? []));
+    if (!mutated.allowed) return { response: mutated, object, warnings };
+    const patched = mutated.patch
+      ? jsonPatch.applyPatch(structuredClone(object), JSON.parse(Buffer.from(mutated.patch, 'base64').toString('utf8')))
+          .newDocument
+      : object;
+    const validated = (await client.post('/validate', review(c, operation, patched, old, namespace))).response;
+    warnings.push(...(validated.warnings ?? []));
+    return { response: validated, object: patched, warnings };
+  };
+  let old: unknown;
+  if (c.old) old = (await admitOnce('CREATE', siteBody(c, c.old, namespace), undefined)).object;
+  const started = performance.now();
+  const result = await admitOnce(c.old ? 'UPDATE' : 'CREATE', siteBody(c, c.object, namespace), old);
+  const latencyMs = performance.now() - started;
+  const { response } = result;
+  if (!response.allowed) {
+    return {
+      allowed: false,
+      code: response.status?.code ?? 403,
+      message: response.status?.message ?? '',
+      warnings: result.warnings,
+      spec: undefined,
+      finalizers: [],
+      latencyMs,
+    };
+  }
+  const object = result.object as { spec?: unknown; metadata?: { finalizers?: string[] } };
+  return {
+    allowed: true,
+    code: c.old ? 200 : 201,
+    message: '',
+    warnings: result.warnings,
+    spec: object.spec,
+    finalizers: object.metadata?.finalizers ?? [],
+    latencyMs,
+  };
+}
+
+const stableJson = (v: unknown) =>
+  JSON.stringify(v ?? null, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x,
+  );
+
+/**
+ * A 422 message with its errors sorted: the API server validates an object's properties in Go map
+ * order (kube-openapi object_validator.go ranges over a map), so several errors come in any order.
+ */
+export function errorSet(message: string): string {
+  const match = /^(.* is invalid: )\[(.*)\]$/.exec(message);
+  if (!match) return message;
+  const errors = (match[2] ?? '').split(/, (?=(?:[A-Za-z][\w.[\]-]*|<nil>): )/);
+  return `${match[1]}[${errors.sort().join(', ')}]`;
+}
+
+function aspectValue(o: Outcome, aspect: Aspect): string {
+  switch (aspect) {
+    case 'verdict':
+      return o.allowed ? 'allowed' : `denied ${o.code}`;
+    case 'message':
+      return errorSet(o.message);
+    case 'warnings':
+      return stableJson(o.warnings);
+    case 'spec':
+      return stableJson(o.spec);
+    case 'finalizers':
+      return stableJson(o.finalizers);
+  }
+}
+
+/** Which documented behaviour explains that `modes` differ from A on `aspect`, if any. */
+function explain(
+  c: CompareCase,
+  aspect: Aspect,
+  modes: Mode[],
+  outcomes: Record<Mode, Outcome>,
+): WebhookOnlyBehaviour | undefined {
+  const has = (b: WebhookOnlyBehaviour) => c.webhookOnly.includes(b);
+  if (aspect === 'finalizers') return 'finalizer';
+  if (has('conversion') && !outcomes.A.allowed && outcomes.A.code === 404) return 'conversion';
+  if (has('duplicate-hostname') && (aspect === 'verdict' || aspect === 'message' || aspect === 'spec'))
+    return 'duplicate-hostname';
+  if (has('hostname-default') && aspect === 'spec') return 'hostname-default';
+  if (has('cel-note') && aspect === 'message' && modes.every((m) => m === 'B' || m === 'D')) {
+    const strip = (s: string) =>
+      errorSet(s.replace(/, <nil>: Invalid value: null: some validation rules were not checked[^\]]*/, '')).replace(
+        /^(.* is invalid: )\[(.*)\]$/,
+        '$1$2',
+      );
+    if (modes.every((m) => strip(outcomes.A.message) === strip(outcomes[m].message))) return 'cel-note';
+  }
+  return undefined;
+}
+
+export function differencesOf(c: CompareCase, outcomes: Record<Mode, Outcome>): Difference[] {
+  const differences: Difference[] = [];
+  for (const aspect of ['verdict', 'message', 'warnings', 'spec', 'finalizers'] as Aspect[]) {
+    const base = aspectValue(outcomes.A, aspect);
+    const modes = MODE_LIST.filter((m) => m !== 'A' && aspectValue(outcomes[m], aspect) !== base);
+    if (modes.length > 0) differences.push({ aspect, modes, behaviour: explain(c, aspect, modes, outcomes) });
+  }
+  return differences;
+}
+
+async function latencyLoop(samples: number, once: (i: number) => Promise<void>): Promise<LatencySummary> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const started = performance.now();
+    await once(i);
+    times.push(performance.now() - started);
+  }
+  return summarize(times);
+}
+
+function crdFor(mode: Exclude<Mode, 'D'>, conversionClientConfig: CrdOptions['conversionClientConfig']) {
+  if (mode === 'A') return buildCrd({ schemaOnly: true });
+  return buildCrd({ withoutCelRules: mode === 'B', conversionClientConfig });
+}
+
+async function clearNamespace(admin: KubeHttp, namespace: string): Promise<void> {
+  const path = `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`;
+  const list = await admin.get<{ items?: Array<{ metadata: { name: string } }> }>(path);
+  for (const item of list.body.items ?? []) {
+    await admin.patch(`${path}/${item.metadata.name}`, { metadata: { finalizers: null } });
+  }
+}
+
+export interface CompareOptions {
+  latencySamples?: number;
+  log?: (line: string) => void;
+}
+
+/** Runs every case four ways on a running control plane and collects what each way answered. */
+export async function runComparison(
+  cp: ControlPlane,
+  corpus: CompareCase[],
+  options: CompareOptions = {},
+): Promise<Comparison> {
+  const log = options.log ?? (() => {});
+  const samples = options.latencySamples ?? 100;
+  const admin = cp.admin;
+  const certs = await loopbackCerts();
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(cp.kubeconfigPath);
+  const logger = pino({ level: 'silent' });
+  const hostnames = hostnameInformer({ kubeConfig, logger });
+  const webhook = await startWebhookServer({
+    certDir: certs.dir,
+    port: 0,
+    metricsPort: 0,
+    host: '127.0.0.1',
+    baseDomain: 'sites.staticsite.dev',
+    logger,
+    hostnames,
+    celHookFor,
+  });
+  const url = `https://127.0.0.1:${webhook.port}`;
+  const client = new DirectClient(url, certs.ca.certPem);
+  const outcomes = new Map<string, Partial<Record<Mode, Outcome>>>(corpus.map((c) => [c.name, {}]));
+  const latency: Partial<Record<Mode, LatencySummary>> = {};
+  const version = await admin.must<{ gitVersion: string }>('GET', '/version');
+  try {
+    for (const mode of ['A', 'B', 'C'] as const) {
+      const namespace = namespaceOf(mode);
+      log(`${mode}: ${MODES[mode]}`);
+      await cp.ensureNamespace(namespace);
+      await installCrd(admin, crdFor(mode, { url: `${url}/convert`, caBundle: certs.caBundle }));
+      if (mode !== 'A') {
+        const { mutating, validating } = webhookConfigurations(url, certs.caBundle, CONFIG_NAME);
+        await admin.must('POST', MUTATING_CONFIGS, mutating);
+        await admin.must('POST', VALIDATING_CONFIGS, validating);
+        await eventually('webhooks active', async () => {
+          const res = await admin.post<{ metadata?: { finalizers?: string[] } }>(
+            `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
+            {
+              apiVersion: 'staticsite.dev/v1',
+              kind: 'StaticSite',
+              metadata: { name: 'probe' },
+              spec: { content: 'x' },
+            },
+            { query: { dryRun: 'All' } },
+          );
+          return res.body.metadata?.finalizers !== undefined;
+        });
+      }
+      try {
+        for (const c of corpus) {
+          const slot = outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
+          slot[mode] = await throughApiServer(admin, c, namespace);
+        }
+        latency[mode] = await latencyLoop(samples, async (i) => {
+          await admin.must(
+            'POST',
+            `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
+            {
+              apiVersion: 'staticsite.dev/v1',
+              kind: 'StaticSite',
+              metadata: { name: `latency-${i}` },
+              spec: { content: 'x', hostname: `latency-${i}.example.com` },
+            },
+            { query: { dryRun: 'All' } },
+          );
+        });
+        if (mode === 'C') {
+          // D asks the same webhook while C's objects exist, so the unique-hostname rule sees the same cluster.
+          log(`D: ${MODES.D}`);
+          for (const c of corpus) {
+            const slot = outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
+            slot.D = await direct(client, c, namespace);
+          }
+          const valid = corpus.find((c) => c.name === 'minimal-dev') ?? corpus[0];
+          latency.D = await latencyLoop(samples, async () => {
+            if (valid)
+              await client.post(
+                '/validate',
+                review(valid, 'CREATE', siteBody(valid, valid.object, namespace), undefined, namespace),
+              );
+          });
+        }
+      } finally {
+        if (mode !== 'A') {
+          await admin.delete(`${MUTATING_CONFIGS}/${CONFIG_NAME}`);
+          await admin.delete(`${VALIDATING_CONFIGS}/${CONFIG_NAME}`);
+        }
+        await clearNamespace(admin, namespace);
+        await uninstallCrd(admin, CRD_NAME);
+      }
+    }
+  } finally {
+    client.close();
+    await webhook.close();
+    await rm(certs.dir, { recursive: true, force: true });
+  }
+  const cases = corpus.map((testCase) => {
+    const o = outcomes.get(testCase.name) as Record<Mode, Outcome>;
+    return { testCase, outcomes: o, differences: differencesOf(testCase, o) };
+  });
+  return { kubernetesVersion: version.gitVersion, cases, latency: latency as Record<Mode, LatencySummary> };
+}
+
+export { WEBHOOK_ONLY_BEHAVIOURS };
