@@ -1,18 +1,58 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { crdCommand, crdUsage } from './crd-command.ts';
-import { generateCommand, generateUsage } from './generate-command.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
-const commands: Record<string, { run: Command; usage: string; summary: string }> = {
-  crd: { run: crdCommand, usage: crdUsage, summary: 'print the StaticSite CRD as YAML' },
-  generate: { run: generateCommand, usage: generateUsage, summary: 'write the generated CRDs into manifests/' },
+interface LoadedCommand {
+  run: Command;
+  usage: string;
+}
+
+/** Each command's module loads only when that command runs: a certs Job does not pay for the controller. */
+const commands: Record<string, { summary: string; load: () => Promise<LoadedCommand> }> = {
+  cel: {
+    summary: 'evaluate a CEL expression as the API server does',
+    load: async () => import('./cel-command.ts').then((m) => ({ run: m.celCommand, usage: m.celUsage })),
+  },
+  certs: {
+    summary: 'issue, store, inject and rotate the webhook TLS',
+    load: async () => import('./certs-command.ts').then((m) => ({ run: m.certsCommand, usage: m.certsUsage })),
+  },
+  compare: {
+    summary: 'schema-only vs webhook validation, four ways, on a real control plane',
+    load: async () => import('./compare-command.ts').then((m) => ({ run: m.compareCommand, usage: m.compareUsage })),
+  },
+  controller: {
+    summary: 'run the StaticSite controller',
+    load: async () =>
+      import('./controller-command.ts').then((m) => ({ run: m.controllerCommand, usage: m.controllerUsage })),
+  },
+  crd: {
+    summary: 'print the StaticSite CRD as YAML',
+    load: async () => import('./crd-command.ts').then((m) => ({ run: m.crdCommand, usage: m.crdUsage })),
+  },
+  generate: {
+    summary: 'write the generated CRDs into manifests/',
+    load: async () => import('./generate-command.ts').then((m) => ({ run: m.generateCommand, usage: m.generateUsage })),
+  },
+  local: {
+    summary: 'run the whole system on this machine',
+    load: async () => import('./local-command.ts').then((m) => ({ run: m.localCommand, usage: m.localUsage })),
+  },
+  validate: {
+    summary: 'admit objects as the API server would (prune, default, validate)',
+    load: async () => import('./validate-command.ts').then((m) => ({ run: m.validateCommand, usage: m.validateUsage })),
+  },
+  webhook: {
+    summary: 'serve the admission and conversion webhook over HTTPS',
+    load: async () => import('./webhook-command.ts').then((m) => ({ run: m.webhookCommand, usage: m.webhookUsage })),
+  },
 };
 
+/** The command list; each command prints its own flags on a usage error. */
 export function usage(): string {
-  const lines = Object.values(commands).map((c) => `  ${c.usage.padEnd(56)} ${c.summary}`);
-  return `usage: staticsite <command> [flags]\n\ncommands:\n${lines.join('\n')}\n`;
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`);
+  return `usage: staticsite <command> [flags]\n\ncommands:\n${lines.join('\n')}\n\nSee README.md (CLI reference) for every flag.\n`;
 }
 
 /** Runs one CLI invocation and returns its exit code: 0 ok, 1 failure, 2 usage or input error. */
@@ -22,11 +62,12 @@ export async function run(argv: string[], io: CommandIO): Promise<number> {
     io.stdout(usage());
     return name === undefined ? 2 : 0;
   }
-  const command = commands[name];
-  if (!command) {
+  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!entry) {
     io.stderr(`staticsite: unknown command "${name}"\n${usage()}`);
     return 2;
   }
+  const command = await entry.load();
   try {
     return await command.run(rest, io);
   } catch (error) {
