@@ -47,6 +47,7 @@ export class LocalSystem {
   readonly processes = new Map<'certs' | 'webhook' | 'controller', ManagedProcess>();
   certDir = '';
   recordsDir = '';
+  private controllerKubeconfig = '';
   private readonly log: (line: string) => void;
 
   constructor(options: LocalSystemOptions = {}) {
@@ -130,16 +131,28 @@ export class LocalSystem {
     await this.waitReady('webhook', `http://127.0.0.1:${LOCAL_PORTS.webhookMetrics}/readyz`);
     this.log(`webhook: https://127.0.0.1:${LOCAL_PORTS.webhook} (metrics :${LOCAL_PORTS.webhookMetrics})`);
 
+    this.controllerKubeconfig = await kubeconfig('staticsite-controller');
+    await this.startController();
+    this.log(`controller: records in ${this.recordsDir} (metrics :${LOCAL_PORTS.controllerMetrics})`);
+  }
+
+  /** Starts (or restarts) the controller process and waits for /readyz. */
+  async startController(): Promise<void> {
     this.spawn('controller', [
       'controller',
-      `--kubeconfig=${await kubeconfig('staticsite-controller')}`,
+      `--kubeconfig=${this.controllerKubeconfig}`,
       `--records-dir=${this.recordsDir}`,
       `--metrics-port=${LOCAL_PORTS.controllerMetrics}`,
       '--leader-elect',
       `--leader-elect-namespace=${DEFAULT_NAMESPACE}`,
     ]);
     await this.waitReady('controller', `http://127.0.0.1:${LOCAL_PORTS.controllerMetrics}/readyz`);
-    this.log(`controller: records in ${this.recordsDir} (metrics :${LOCAL_PORTS.controllerMetrics})`);
+  }
+
+  /** Stops one of the three processes (SIGTERM, graceful). */
+  async stopProcess(name: 'certs' | 'webhook' | 'controller'): Promise<void> {
+    await this.processes.get(name)?.stop();
+    this.processes.delete(name);
   }
 
   private spawn(name: 'certs' | 'webhook' | 'controller', args: string[]): ManagedProcess {
