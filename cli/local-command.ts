@@ -74,7 +74,7 @@ async function showSample(system: LocalSystem, say: (line: string) => void): Pro
   );
   for (const file of await readdir(system.recordsDir)) {
     say(
-      `  external record: ${join(system.recordsDir, file)} = ${(await readFile(join(system.recordsDir, file), 'utf8')).trim()}`,
+      `  external record: ${join(system.recordsDir, file)} = ${JSON.stringify(JSON.parse(await readFile(join(system.recordsDir, file), 'utf8')))}`,
     );
   }
 }
