@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { request } from 'node:https';
+import { connect } from 'node:tls';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { type RunningWebhook, startWebhookServer } from '../../webhook/server.ts';
+import { type LoopbackCerts, loopbackCerts } from '../support/webhook-certs.ts';
+
+function post(port: number, ca: string, path: string, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function negotiated(port: number, ca: string, options: { ALPNProtocols?: string[]; maxVersion?: 'TLSv1.1' }) {
+  return new Promise<{ alpn: string | false; protocol: string | null }>((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...options }, () => {
+      resolve({ alpn: socket.alpnProtocol ?? false, protocol: socket.getProtocol() });
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('webhook: the HTTPS server', function () {
+  this.timeout(20_000);
+  let certs: LoopbackCerts;
+  let webhook: RunningWebhook;
+
+  before(async () => {
+    certs = await loopbackCerts();
+    webhook = await startWebhookServer({
+      certDir: certs.dir,
+      port: 0,
+      metricsPort: 0,
+      host: '127.0.0.1',
+      baseDomain: 'sites.test',
+      logger: pino({ level: 'silent' }),
+    });
+  });
+  after(async () => {
+    await webhook.close();
+    await rm(certs.dir, { recursive: true, force: true });
+  });
+
+  it('serves reviews over HTTPS with the cert from --cert-dir', async () => {
+    const review = readFileSync(new URL('../fixtures/admission/create-v1.json', import.meta.url), 'utf8');
+    const res = await post(webhook.port, certs.ca.certPem, '/mutate', review);
+    expect(res.status).to.equal(200);
+    expect(JSON.parse(res.body).response.allowed).to.equal(true);
+  });
+
+  it('standalone: ready, and /readyz says the cross-object rule is off', async () => {
+    const res = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
+    expect(res.status).to.equal(200);
+    expect(await res.text()).to.equal('ok\nstandalone: no cluster access, the unique-hostname rule is off');
+  });
+
+  it('speaks HTTP/1.1 only and refuses TLS below 1.2', async () => {
+    const h2 = await negotiated(webhook.port, certs.ca.certPem, { ALPNProtocols: ['h2', 'http/1.1'] });
+    expect(h2.alpn).to.not.equal('h2');
+    const error = await negotiated(webhook.port, certs.ca.certPem, { maxVersion: 'TLSv1.1' }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error).to.be.instanceOf(Error);
+  });
+
+  it('exposes request metrics and the certificate expiry', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${webhook.metricsPort}/metrics`)).text();
+    expect(text).to.match(
+      /staticsite_webhook_requests_total\{path="\/mutate",operation="CREATE",outcome="patched"\} 1/,
+    );
+    expect(text).to.match(/staticsite_webhook_certificate_expiry_timestamp_seconds \d/);
+  });
+
+  it('close() stops accepting connections', async () => {
+    const port = webhook.port;
+    await webhook.close();
+    const error = await negotiated(port, certs.ca.certPem, {}).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => e,
+    );
+    expect(error?.code).to.equal('ECONNREFUSED');
+  });
+});
