@@ -1,0 +1,205 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { type Document, parseAllDocuments } from 'yaml';
+import { buildCrd, type CustomResourceDefinition } from '../api/index.ts';
+import {
+  type AdmissionResult,
+  admit,
+  type CelHook,
+  type CompiledCrdVersion,
+  compileCrdVersion,
+  type FieldValidation,
+  simpleNameGenerator,
+} from '../webhook/schema/index.ts';
+import { type CommandIO, UsageError } from './usage.ts';
+
+export const validateUsage =
+  'staticsite validate [--crd FILE] [--version V] [--old FILE] [--field-validation Strict|Warn|Ignore] [-o json|text] FILE|-';
+
+export interface ValidateIO extends CommandIO {
+  /** Reads all of standard input (for FILE `-`); defaults to process.stdin. */
+  readStdin?: () => Promise<string>;
+}
+
+export interface ValidateCommandOptions {
+  /** The CEL rules' runner (the CEL engine plugs in here); without it rules are not evaluated. */
+  celHook?: CelHook;
+}
+
+/** An input the command cannot use at all: exit 2 with one line naming the file. */
+class InputError extends Error {
+  override name = 'InputError';
+}
+
+const FIELD_VALIDATIONS: readonly FieldValidation[] = ['Strict', 'Warn', 'Ignore'];
+/** kubectl asks for Strict, so a file that kubectl would reject is rejected here too. */
+const DEFAULT_FIELD_VALIDATION: FieldValidation = 'Strict';
+/** kubectl's namespace when the object names none. */
+const DEFAULT_NAMESPACE = 'default';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function readText(path: string, io: ValidateIO): Promise<string> {
+  if (path === '-') return (io.readStdin ?? readStdin)();
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InputError(`${path}: cannot read file${code ? ` (${code})` : ''}`);
+  }
+}
+
+/** Every non-empty YAML (or JSON) document of a file, as plain values; YAML 1.1 like kubectl. */
+function parseDocuments(text: string, name: string): unknown[] {
+  const docs = parseAllDocuments(text, { version: '1.1', prettyErrors: true }) as Document[] | { empty: true };
+  if (!Array.isArray(docs)) return [];
+  const values: unknown[] = [];
+  for (const doc of docs) {
+    const error = doc.errors[0];
+    if (error) {
+      const pos = error.linePos?.[0];
+      const where = pos ? `${name}:${pos.line}:${pos.col}` : name;
+      const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+      throw new InputError(`${where}: invalid YAML: ${reason}`);
+    }
+    const value = doc.toJS({ maxAliasCount: 1000 });
+    if (value !== null && value !== undefined) values.push(value);
+  }
+  return values;
+}
+
+async function loadCrd(path: string | undefined, io: ValidateIO): Promise<CustomResourceDefinition> {
+  if (path === undefined) return buildCrd();
+  const docs = parseDocuments(await readText(path, io), path);
+  const crd = docs.find(
+    (d): d is CustomResourceDefinition => (d as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition',
+  );
+  if (!crd) throw new InputError(`${path}: no CustomResourceDefinition in the file`);
+  return crd;
+}
+
+/** The version an object is for: --version, else its apiVersion when the CRD serves it, else storage. */
+function versionFor(crd: CustomResourceDefinition, object: unknown, requested: string | undefined): string | undefined {
+  if (requested) return requested;
+  const apiVersion = (object as { apiVersion?: unknown } | null)?.apiVersion;
+  if (typeof apiVersion === 'string' && apiVersion.startsWith(`${crd.spec.group}/`)) {
+    const v = apiVersion.slice(crd.spec.group.length + 1);
+    if (crd.spec.versions.some((x) => x.name === v)) return v;
+  }
+  return undefined;
+}
+
+function jsonLine(result: AdmissionResult): string {
+  return `${JSON.stringify({
+    allowed: result.allowed,
+    code: result.code,
+    message: result.message,
+    errors: result.code === 400 ? result.decodeErrors : result.errors.map(String),
+    warnings: result.warnings,
+    object: result.object ?? null,
+  })}\n`;
+}
+
+function describe(object: unknown, index: number): string {
+  const o = object as { kind?: unknown; metadata?: { name?: unknown } } | null;
+  const name = typeof o?.metadata?.name === 'string' ? o.metadata.name : `document ${index + 1}`;
+  return typeof o?.kind === 'string' ? `${o.kind}/${name}` : name;
+}
+
+function textBlock(result: AdmissionResult, label: string): string {
+  const lines = result.warnings.map((w) => `Warning: ${w}`);
+  lines.push(
+    result.allowed ? `${label}: valid` : `${label}: ${result.code === 400 ? 'rejected' : 'invalid'}: ${result.message}`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** `staticsite validate`: what the API server would answer for each object, without a server. */
+export function makeValidateCommand(options: ValidateCommandOptions = {}) {
+  const run = validateWith(options);
+  return async function validateCommand(args: string[], io: ValidateIO): Promise<number> {
+    try {
+      return await run(args, io);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      io.stderr(`staticsite validate: ${error.message}\n`);
+      return 2;
+    }
+  };
+}
+
+function validateWith(options: ValidateCommandOptions) {
+  return async (args: string[], io: ValidateIO): Promise<number> => {
+    const { values, positionals } = parseArgs({
+      args,
+      options: {
+        crd: { type: 'string' },
+        version: { type: 'string' },
+        old: { type: 'string' },
+        'field-validation': { type: 'string', default: DEFAULT_FIELD_VALIDATION },
+        output: { type: 'string', short: 'o', default: 'text' },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (positionals.length !== 1) throw new UsageError('expected exactly one FILE (or - for standard input)');
+    const fieldValidation = values['field-validation'] as FieldValidation;
+    if (!FIELD_VALIDATIONS.includes(fieldValidation)) {
+      throw new UsageError(
+        `--field-validation must be one of ${FIELD_VALIDATIONS.join(', ')}, not ${JSON.stringify(fieldValidation)}`,
+      );
+    }
+    if (values.output !== 'json' && values.output !== 'text') {
+      throw new UsageError(`-o must be json or text, not ${JSON.stringify(values.output)}`);
+    }
+    const file = positionals[0] ?? '-';
+    const crd = await loadCrd(values.crd, io);
+    const name = file === '-' ? '<stdin>' : file;
+    const objects = parseDocuments(await readText(file, io), name);
+    if (objects.length === 0) throw new InputError(`${name}: no objects to validate`);
+    const oldObject =
+      values.old === undefined ? undefined : parseDocuments(await readText(values.old, io), values.old)[0];
+
+    const compiled = new Map<string, CompiledCrdVersion>();
+    const compiledFor = (version: string | undefined): CompiledCrdVersion => {
+      const key = version ?? '';
+      let c = compiled.get(key);
+      if (!c) {
+        try {
+          c = compileCrdVersion(crd, version);
+        } catch (error) {
+          throw new InputError((error as Error).message);
+        }
+        compiled.set(key, c);
+      }
+      return c;
+    };
+
+    let denied = 0;
+    objects.forEach((object, index) => {
+      const { schema, target } = compiledFor(versionFor(crd, object, values.version));
+      const result = admit(schema, object, {
+        ...target,
+        fieldValidation,
+        oldObject,
+        namespace: target.namespaced ? namespaceOf(object) : undefined,
+        generateName: simpleNameGenerator(),
+        celHook: options.celHook,
+      });
+      if (!result.allowed) denied++;
+      io.stdout(values.output === 'json' ? jsonLine(result) : textBlock(result, describe(object, index)));
+    });
+    return denied > 0 ? 1 : 0;
+  };
+}
+
+function namespaceOf(object: unknown): string {
+  const ns = (object as { metadata?: { namespace?: unknown } } | null)?.metadata?.namespace;
+  return typeof ns === 'string' && ns !== '' ? ns : DEFAULT_NAMESPACE;
+}
+
+export const validateCommand = makeValidateCommand();

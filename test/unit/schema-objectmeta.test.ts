@@ -1,0 +1,146 @@
+import { expect } from 'chai';
+import { parseRfc3339 } from '../../webhook/schema/go-time.ts';
+import { type AdmitOptions, admit, compileSchema, simpleNameGenerator } from '../../webhook/schema/index.ts';
+
+// Decode messages: encoding/json's UnmarshalTypeError ("json: cannot unmarshal %s into Go struct
+// field %s.%s of type %s") with the struct path sigs.k8s.io/json records, time.ParseError
+// (go/src/time/format.go, ParseError.Error), both wrapped by handlers/rest.go:252. Each was also
+// returned by kube-apiserver v1.37.2 in test/e2e/schema-parity.test.ts.
+
+const TARGET: AdmitOptions = { kind: 'Thing', group: 'example.com', version: 'v1', namespace: 'default' };
+const compiled = compileSchema({ type: 'object', properties: { spec: { type: 'object' } } });
+const withMeta = (metadata: Record<string, unknown>) => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Thing',
+  metadata,
+  spec: {},
+});
+const PREFIX = 'Thing in version "v1" cannot be handled as a Thing: ';
+
+describe('schema engine: ObjectMeta decoding', () => {
+  it('drops fields ObjectMeta does not have, and reports nested ones with their index', () => {
+    const result = admit(
+      compiled,
+      withMeta({
+        name: 'a',
+        color: 'red',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u', bogus: 1 }],
+      }),
+      TARGET,
+    );
+    expect(result.warnings).to.deep.equal([
+      'unknown field "metadata.color"',
+      'unknown field "metadata.ownerReferences[0].bogus"',
+    ]);
+    expect(result.object?.metadata).to.deep.equal({
+      name: 'a',
+      namespace: 'default',
+      generation: 1,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u' }],
+    });
+  });
+
+  it('a wrong type is a 400 naming the Go struct field', () => {
+    expect(admit(compiled, withMeta({ name: 'a', ownerReferences: [{ apiVersion: 5 }] }), TARGET).message).to.equal(
+      `${PREFIX}json: cannot unmarshal number into Go struct field OwnerReference.ownerReferences.apiVersion of type string`,
+    );
+    expect(admit(compiled, withMeta({ name: 'a', generation: 1.5 }), TARGET).message).to.equal(
+      `${PREFIX}json: cannot unmarshal number 1.5 into Go struct field ObjectMeta.generation of type int64`,
+    );
+    expect(admit(compiled, { ...withMeta({}), metadata: 'x' }, TARGET).message).to.equal(
+      `${PREFIX}json: cannot unmarshal string into Go value of type v1.ObjectMeta`,
+    );
+  });
+
+  it('a label value of null becomes the empty string', () => {
+    const result = admit(compiled, withMeta({ name: 'a', labels: { x: null } }), TARGET);
+    expect(result.object?.metadata).to.deep.include({ labels: { x: '' } });
+  });
+
+  it('owner references are validated (apimachinery api/validation/objectmeta.go:72)', () => {
+    const result = admit(
+      compiled,
+      withMeta({ name: 'a', ownerReferences: [{ apiVersion: 'a/b/c', kind: 'K', name: 'n', uid: 'u' }] }),
+      TARGET,
+    );
+    expect(result.errors.map(String)).to.deep.equal([
+      'metadata.ownerReferences[0].apiVersion: Invalid value: "a/b/c": must be <group>/<version> or <version>',
+    ]);
+  });
+
+  it('generateName: with a generator the name is made and validated, as the API server does', () => {
+    // kube-apiserver answered: StaticSite.staticsite.dev "Bad-ck5sx" is invalid: [metadata.generateName: ..., metadata.name: ...]
+    const generateName = simpleNameGenerator(() => 0);
+    const result = admit(compiled, withMeta({ generateName: 'Bad-' }), { ...TARGET, generateName });
+    expect(result.message).to.match(
+      /^Thing\.example\.com "Bad-bbbbb" is invalid: \[metadata\.generateName: Invalid value: "Bad-": /,
+    );
+    expect(result.errors.map((e) => e.field)).to.deep.equal(['metadata.generateName', 'metadata.name']);
+    const ok = admit(compiled, withMeta({ generateName: 'site-' }), { ...TARGET, generateName });
+    expect(ok.object?.metadata).to.deep.include({ name: 'site-bbbbb', generateName: 'site-' });
+  });
+
+  it('never changes the input object', () => {
+    const input = withMeta({ name: 'a', color: 'red' });
+    const before = JSON.stringify(input);
+    admit(compiled, input, { ...TARGET, fieldValidation: 'Ignore' });
+    expect(JSON.stringify(input)).to.equal(before);
+  });
+});
+
+describe('schema engine: RFC 3339 times as metav1.Time decodes them', () => {
+  it('accepts RFC 3339 and writes UTC whole seconds back (metav1/time.go MarshalJSON)', () => {
+    expect(parseRfc3339('2024-01-02T03:04:05.5+02:00')).to.deep.equal({ ok: true, utc: '2024-01-02T01:04:05Z' });
+  });
+
+  it('reports where parsing stopped, as time.ParseError does', () => {
+    const layout = '"2006-01-02T15:04:05Z07:00"';
+    expect(parseRfc3339('bad')).to.deep.equal({
+      ok: false,
+      error: `parsing time "bad" as ${layout}: cannot parse "bad" as "2006"`,
+    });
+    expect(parseRfc3339('2024-01-02')).to.deep.equal({
+      ok: false,
+      error: `parsing time "2024-01-02" as ${layout}: cannot parse "" as "T"`,
+    });
+    expect(parseRfc3339('2024-13-01T00:00:00Z')).to.deep.equal({
+      ok: false,
+      error: 'parsing time "2024-13-01T00:00:00Z": month out of range',
+    });
+    expect(parseRfc3339('2023-02-29T00:00:00Z')).to.deep.equal({
+      ok: false,
+      error: 'parsing time "2023-02-29T00:00:00Z": day out of range',
+    });
+  });
+});
+
+describe('schema engine: requests the API server rejects before decoding', () => {
+  it('another version of the same group: every field but the type and object meta is unknown', () => {
+    const result = admit(
+      compiled,
+      { ...withMeta({ name: 'a' }), apiVersion: 'example.com/v2' },
+      { ...TARGET, fieldValidation: 'Strict' },
+    );
+    expect(result.message).to.equal(
+      'Thing in version "v2" cannot be handled as a Thing: strict decoding error: unknown field "spec"',
+    );
+  });
+
+  it('another group, or no apiVersion (handlers/create.go)', () => {
+    expect(admit(compiled, { ...withMeta({ name: 'a' }), apiVersion: undefined }, TARGET).message).to.equal(
+      'the API version in the data () does not match the expected API version (example.com/v1)',
+    );
+  });
+
+  it('no kind (the unstructured scheme), with the body summarised to 30 bytes', () => {
+    const result = admit(compiled, { apiVersion: 'example.com/v1', spec: {} }, TARGET);
+    expect(result.message).to.equal(
+      'the object provided is unrecognized (must be of type Thing): Object \'Kind\' is missing in \'{"apiVersion":"example.com/v1","spec":{}}\' ({"apiVersion":"example.com/v1" ...)',
+    );
+  });
+
+  it('another kind fails type-meta validation alone, under its own name', () => {
+    const result = admit(compiled, { ...withMeta({ name: 'a' }), kind: 'Other' }, TARGET);
+    expect(result.message).to.equal('Other.example.com "a" is invalid: kind: Invalid value: "Other": must be Thing');
+  });
+});

@@ -1,0 +1,214 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { stringify } from 'yaml';
+import { buildCrd } from '../../api/index.ts';
+import { run } from '../../cli/main.ts';
+import { makeValidateCommand } from '../../cli/validate-command.ts';
+import { fieldErrors } from '../../webhook/schema/index.ts';
+
+async function cli(argv: string[], stdin = '') {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = { stdout: (t: string) => out.push(t), stderr: (t: string) => err.push(t), readStdin: async () => stdin };
+  const code = await run(argv, io);
+  return { code, stdout: out.join(''), stderr: err.join('') };
+}
+
+const site = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: 'staticsite.dev/v1',
+  kind: 'StaticSite',
+  metadata: { name },
+  spec,
+});
+
+describe('cli: staticsite validate', () => {
+  let dir: string;
+  const file = (name: string) => join(dir, name);
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'validate-cli-'));
+    await writeFile(file('good.yaml'), stringify(site('shop', { content: '<h1>hi</h1>' })));
+    await writeFile(
+      file('multi.yaml'),
+      `${stringify(site('shop', { content: 'x' }))}---\n${stringify(site('bad', { replicas: 0 }))}---\n`,
+    );
+    await writeFile(file('unknown.yaml'), stringify(site('shop', { content: 'x', colour: 'red' })));
+    await writeFile(file('broken.yaml'), 'apiVersion: v1\nkind: [StaticSite\nmetadata: {}\n');
+    await writeFile(file('dupkeys.yaml'), 'kind: A\nkind: B\n');
+    await writeFile(file('crd.yaml'), stringify(buildCrd({ withoutCelRules: true })));
+    await writeFile(file('not-a-crd.yaml'), 'kind: ConfigMap\n');
+    await writeFile(
+      file('old.yaml'),
+      stringify({ ...site('shop', { content: 'x' }), metadata: { name: 'shop', namespace: 'default' } }),
+    );
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a valid object: exit 0, and -o json prints the defaulted object', async () => {
+    const r = await cli(['validate', '-o', 'json', file('good.yaml')]);
+    expect(r.code).to.equal(0);
+    const line = JSON.parse(r.stdout);
+    expect(line).to.include({ allowed: true, code: 200, message: '' });
+    expect(line.errors).to.deep.equal([]);
+    expect(line.object.spec).to.deep.equal({ content: '<h1>hi</h1>', replicas: 1, tier: 'dev' });
+    expect(line.object.metadata).to.include({ namespace: 'default', generation: 1 });
+  });
+
+  it('multi-document YAML: one JSON line per document, exit 1 when one is denied', async () => {
+    const r = await cli(['validate', '-o', 'json', file('multi.yaml')]);
+    expect(r.code).to.equal(1);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.allowed, l.code])).to.deep.equal([
+      [true, 200],
+      [false, 422],
+    ]);
+    // api/errors/errors.go:309 and kube-openapi errors/schema.go:35
+    expect(lines[1].errors).to.include(
+      'spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1',
+    );
+    expect(lines[1].errors).to.include('spec.content: Required value');
+    expect(lines[1].message).to.match(/^StaticSite\.staticsite\.dev "bad" is invalid: \[/);
+  });
+
+  it('reads standard input for -', async () => {
+    const r = await cli(['validate', '-o', 'json', '-'], JSON.stringify(site('shop', { content: 'x' })));
+    expect(r.code).to.equal(0);
+    expect(JSON.parse(r.stdout).allowed).to.equal(true);
+  });
+
+  it('field validation: Strict (the default, like kubectl) denies unknown fields with a 400', async () => {
+    const r = await cli(['validate', '-o', 'json', file('unknown.yaml')]);
+    expect(r.code).to.equal(1);
+    const line = JSON.parse(r.stdout);
+    expect(line.code).to.equal(400);
+    // handlers/rest.go:252 and runtime/error.go:140
+    expect(line.message).to.equal(
+      'StaticSite in version "v1" cannot be handled as a StaticSite: strict decoding error: unknown field "spec.colour"',
+    );
+    expect(line.errors).to.deep.equal(['unknown field "spec.colour"']);
+  });
+
+  it('field validation: Warn allows with a warning, Ignore allows silently', async () => {
+    const warn = JSON.parse(
+      (await cli(['validate', '-o', 'json', '--field-validation', 'Warn', file('unknown.yaml')])).stdout,
+    );
+    expect(warn).to.include({ allowed: true });
+    expect(warn.warnings).to.deep.equal(['unknown field "spec.colour"']);
+    const ignore = JSON.parse(
+      (await cli(['validate', '-o', 'json', '--field-validation', 'Ignore', file('unknown.yaml')])).stdout,
+    );
+    expect(ignore.warnings).to.deep.equal([]);
+    expect(ignore.object.spec).to.not.have.property('colour');
+  });
+
+  it('text output names each object and prints warnings', async () => {
+    const r = await cli(['validate', '--field-validation', 'Warn', file('unknown.yaml')]);
+    expect(r.stdout).to.equal('Warning: unknown field "spec.colour"\nStaticSite/shop: valid\n');
+  });
+
+  it('--crd and --version choose the schema', async () => {
+    const r = await cli(
+      ['validate', '--crd', file('crd.yaml'), '--version', 'v1alpha1', '-o', 'json', '-'],
+      JSON.stringify({
+        ...site('shop', { content: 'x', hostname: 'h' }),
+        apiVersion: 'staticsite.dev/v1alpha1',
+      }),
+    );
+    const line = JSON.parse(r.stdout);
+    // v1alpha1 has no hostname: Strict decoding rejects it
+    expect(line.message).to.equal(
+      'StaticSite in version "v1alpha1" cannot be handled as a StaticSite: strict decoding error: unknown field "spec.hostname"',
+    );
+  });
+
+  it('--old validates an update (metadata.name is immutable)', async () => {
+    const r = await cli(
+      ['validate', '--old', file('old.yaml'), '-o', 'json', '-'],
+      JSON.stringify(site('other', { content: 'x' })),
+    );
+    expect(r.code).to.equal(1);
+    // apimachinery api/validation/objectmeta.go:37 (FieldImmutableErrorMsg) and :140 (ValidateImmutableField)
+    expect(JSON.parse(r.stdout).errors).to.include('metadata.name: Invalid value: "other": field is immutable');
+  });
+
+  it('a CEL hook plugs into the command', async () => {
+    const command = makeValidateCommand({ celHook: () => [fieldErrors.invalid('spec', 'object', 'from the hook')] });
+    const out: string[] = [];
+    const code = await command(['-o', 'json', file('good.yaml')], { stdout: (t) => out.push(t), stderr: () => {} });
+    expect(code).to.equal(1);
+    expect(JSON.parse(out.join('')).errors).to.deep.equal(['spec: Invalid value: "object": from the hook']);
+  });
+
+  describe('bad input: exit 2 and one line naming the file', () => {
+    it('an unreadable file', async () => {
+      const r = await cli(['validate', file('missing.yaml')]);
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.equal(`staticsite validate: ${file('missing.yaml')}: cannot read file (ENOENT)\n`);
+      expect(r.stdout).to.equal('');
+    });
+
+    it('YAML that does not parse: file, line and column', async () => {
+      const r = await cli(['validate', file('broken.yaml')]);
+      expect(r.code).to.equal(2);
+      expect(r.stderr.trim().split('\n')).to.have.length(1);
+      expect(r.stderr).to.match(new RegExp(`^staticsite validate: ${file('broken.yaml')}:\\d+:\\d+: invalid YAML: `));
+    });
+
+    it('duplicate keys', async () => {
+      const r = await cli(['validate', file('dupkeys.yaml')]);
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.equal(
+        `staticsite validate: ${file('dupkeys.yaml')}:2:1: invalid YAML: Map keys must be unique\n`,
+      );
+    });
+
+    it('bad JSON on standard input', async () => {
+      const r = await cli(['validate', '-'], '{"kind": "StaticSite",');
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.match(/^staticsite validate: <stdin>:\d+:\d+: invalid YAML: /);
+    });
+
+    it('an empty input', async () => {
+      const r = await cli(['validate', '-'], '---\n');
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.equal('staticsite validate: <stdin>: no objects to validate\n');
+    });
+
+    it('a --crd file without a CRD', async () => {
+      const r = await cli(['validate', '--crd', file('not-a-crd.yaml'), file('good.yaml')]);
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.equal(
+        `staticsite validate: ${file('not-a-crd.yaml')}: no CustomResourceDefinition in the file\n`,
+      );
+    });
+
+    it('a version the CRD does not have', async () => {
+      const r = await cli(['validate', '--version', 'v9', file('good.yaml')]);
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.equal(
+        'staticsite validate: CRD staticsites.staticsite.dev has no version "v9" (it has: v1alpha1, v1)\n',
+      );
+    });
+
+    it('a bad --field-validation or -o value, or no FILE: usage errors', async () => {
+      for (const argv of [
+        ['validate', '--field-validation', 'Loose', file('good.yaml')],
+        ['validate', '-o', 'yaml', file('good.yaml')],
+        ['validate'],
+        ['validate', '--bogus', file('good.yaml')],
+      ]) {
+        const r = await cli(argv);
+        expect(r.code, argv.join(' ')).to.equal(2);
+        expect(r.stderr, argv.join(' ')).to.match(/^staticsite validate: .+\nusage: staticsite validate /);
+      }
+    });
+  });
+});
