@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type Document, parseAllDocuments } from 'yaml';
 import { buildCrd, type CustomResourceDefinition } from '../api/index.ts';
+import { celHookFor } from '../webhook/admission/cel-hook.ts';
 import {
   type AdmissionResult,
   admit,
@@ -22,7 +23,7 @@ export interface ValidateIO extends CommandIO {
 }
 
 export interface ValidateCommandOptions {
-  /** The CEL rules' runner (the CEL engine plugs in here); without it rules are not evaluated. */
+  /** Runs every version's CEL rules this way instead of with the Kubernetes CEL environment (tests). */
   celHook?: CelHook;
 }
 
@@ -164,13 +165,19 @@ function validateWith(options: ValidateCommandOptions) {
     const oldObject =
       values.old === undefined ? undefined : parseDocuments(await readText(values.old, io), values.old)[0];
 
-    const compiled = new Map<string, CompiledCrdVersion>();
-    const compiledFor = (version: string | undefined): CompiledCrdVersion => {
+    const compiled = new Map<string, CompiledCrdVersion & { celHook: CelHook | undefined }>();
+    const compiledFor = (version: string | undefined) => {
       const key = version ?? '';
       let c = compiled.get(key);
       if (!c) {
         try {
-          c = compileCrdVersion(crd, version);
+          const v = compileCrdVersion(crd, version);
+          const index = crd.spec.versions.findIndex((x) => x.name === v.target.version);
+          const schema = crd.spec.versions[index]?.schema?.openAPIV3Schema;
+          // Rules that do not compile make the CRD itself invalid: exit 2 with the API server's messages.
+          const celHook =
+            options.celHook ?? (schema && celHookFor(schema, `spec.versions[${index}].schema.openAPIV3Schema`));
+          c = { ...v, celHook };
         } catch (error) {
           throw new InputError((error as Error).message);
         }
@@ -181,14 +188,14 @@ function validateWith(options: ValidateCommandOptions) {
 
     let denied = 0;
     objects.forEach((object, index) => {
-      const { schema, target } = compiledFor(versionFor(crd, object, values.version));
+      const { schema, target, celHook } = compiledFor(versionFor(crd, object, values.version));
       const result = admit(schema, object, {
         ...target,
         fieldValidation,
         oldObject,
         namespace: target.namespaced ? namespaceOf(object) : undefined,
         generateName: simpleNameGenerator(),
-        celHook: options.celHook,
+        celHook,
       });
       if (!result.allowed) denied++;
       io.stdout(values.output === 'json' ? jsonLine(result) : textBlock(result, describe(object, index)));

@@ -212,3 +212,32 @@ describe('cli: staticsite validate', () => {
     });
   });
 });
+
+describe('cli: staticsite validate runs the CRD CEL rules', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'validate-cel-'));
+  });
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  it('denies prod with 1 replica with the message the API server gives (test/e2e/controlplane.test.ts)', async () => {
+    await writeFile(join(dir, 'prod.yaml'), stringify(site('shop', { content: 'x', tier: 'prod', replicas: 1 })));
+    const result = await cli(['validate', join(dir, 'prod.yaml')]);
+    expect(result.code).to.equal(1);
+    expect(result.stdout).to.include(
+      'StaticSite.staticsite.dev "shop" is invalid: spec: Invalid value: prod sites need at least 2 replicas',
+    );
+  });
+
+  it('a CRD whose rule does not type-check is an input error: exit 2', async () => {
+    const crd = buildCrd({ schemaOnly: true });
+    const spec = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.spec;
+    if (spec) spec['x-kubernetes-validations'] = [{ rule: "self.replicas == 'two'" }];
+    await writeFile(join(dir, 'bad-crd.yaml'), stringify(crd));
+    await writeFile(join(dir, 'ok.yaml'), stringify(site('shop', { content: 'x' })));
+    const result = await cli(['validate', '--crd', join(dir, 'bad-crd.yaml'), join(dir, 'ok.yaml')]);
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.include("the schema's CEL rules do not compile");
+    expect(result.stderr).to.include('no matching overload');
+  });
+});

@@ -1,6 +1,6 @@
 import type { JSONSchemaProps } from '../../api/index.ts';
 import { OMIT_VALUE as CEL_OMIT_VALUE } from '../cel/field-error.ts';
-import { type FieldError as CelFieldError, compileRules, evaluate } from '../cel/index.ts';
+import { type FieldError as CelFieldError, compileRules, evaluate, formatFieldErrors } from '../cel/index.ts';
 import type { CelHook } from '../schema/admit.ts';
 import { FieldError, OMIT_VALUE } from '../schema/field-error.ts';
 
@@ -18,12 +18,10 @@ function toSchemaError(error: CelFieldError): FieldError {
  * Compiles a schema's x-kubernetes-validations once and returns the hook the schema engine runs
  * after its own checks; undefined when the schema has no rules.
  */
-export function celHookFor(openAPIV3Schema: JSONSchemaProps): CelHook | undefined {
-  const { compiled, errors } = compileRules(openAPIV3Schema);
+export function celHookFor(openAPIV3Schema: JSONSchemaProps, basePath?: string): CelHook | undefined {
+  const { compiled, errors } = compileRules(openAPIV3Schema, basePath === undefined ? {} : { basePath });
   if (errors.length > 0) {
-    throw new RuleCompileError(
-      `the schema's CEL rules do not compile: ${errors.map((e) => `${e.field}: ${e.detail}`).join('; ')}`,
-    );
+    throw new RuleCompileError(`the schema's CEL rules do not compile: ${formatFieldErrors(errors)}`);
   }
   if (!compiled.root) return undefined;
   return ({ object, oldObject }) => evaluate(compiled, object, oldObject).errors.map(toSchemaError);
