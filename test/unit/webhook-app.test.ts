@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import request from 'supertest';
+import { celHookFor } from '../../webhook/admission/cel-hook.ts';
 import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
 import { createMutator } from '../../webhook/admission/mutate.ts';
 import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
@@ -15,8 +16,8 @@ const fixture = (path: string) =>
   JSON.parse(readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8')) as Json;
 const decodePatch = (patch: string) => JSON.parse(Buffer.from(patch, 'base64').toString('utf8'));
 
-function setup(options: { maxBodyBytes?: number; throwing?: boolean } = {}) {
-  const schemas = new SiteSchemas();
+function setup(options: { maxBodyBytes?: number; throwing?: boolean; cel?: boolean } = {}) {
+  const schemas = new SiteSchemas(options.cel ? celHookFor : undefined);
   const hostnames = new MemoryHostnameIndex();
   hostnames.synced = true;
   const metrics = new WebhookMetrics();
@@ -170,6 +171,37 @@ describe('webhook: POST /validate', () => {
     const res = await request(app).post('/validate').send(review);
     expect(res.body.response.allowed).to.equal(false);
     expect(res.body.response.status.message).to.include('Duplicate value: "blog.example.com"');
+  });
+
+  it('runs the CEL rules: prod with 1 replica is denied with the CRD message', async () => {
+    const { app } = setup({ cel: true });
+    const res = await request(app).post('/validate').send(fixture('admission/create-prod-one-replica.json'));
+    expect(res.body.response.allowed).to.equal(false);
+    // The text the real API server gives for the same rule (test/e2e/controlplane.test.ts).
+    expect(res.body.response.status.message).to.equal(
+      'StaticSite.staticsite.dev "shop" is invalid: spec: Invalid value: prod sites need at least 2 replicas',
+    );
+  });
+
+  it('runs the transition rule on UPDATE: tier is immutable', async () => {
+    const { app } = setup({ cel: true });
+    const res = await request(app).post('/validate').send(fixture('admission/update-tier-change.json'));
+    expect(res.body.response.allowed).to.equal(false);
+    expect(res.body.response.status.message).to.equal(
+      'StaticSite.staticsite.dev "shop" is invalid: spec.tier: Invalid value: "prod": tier is immutable',
+    );
+  });
+
+  it('ratchets: a rule failing on a value the update did not change is a warning, not a denial', async () => {
+    const { app } = setup({ cel: true });
+    const review = fixture('admission/update-tier-change.json');
+    review.request.oldObject.spec = { content: 'a', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };
+    review.request.object.spec = { content: 'b', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };
+    const res = await request(app).post('/validate').send(review);
+    expect(res.body.response.allowed).to.equal(true);
+    expect(res.body.response.warnings).to.deep.equal([
+      "spec.hostname: Invalid value: \"UPPER.example.com\": hostname must be a lowercase RFC 1123 subdomain: lowercase alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character",
+    ]);
   });
 
   it('an UPDATE without oldObject is a 400 denial', async () => {

@@ -24,5 +24,9 @@ export function celHookFor(openAPIV3Schema: JSONSchemaProps, basePath?: string):
     throw new RuleCompileError(`the schema's CEL rules do not compile: ${formatFieldErrors(errors)}`);
   }
   if (!compiled.root) return undefined;
-  return ({ object, oldObject }) => evaluate(compiled, object, oldObject).errors.map(toSchemaError);
+  return ({ object, oldObject, warn }) => {
+    const result = evaluate(compiled, object, oldObject);
+    for (const text of result.warnings) warn?.(text);
+    return result.errors.map(toSchemaError);
+  };
 }

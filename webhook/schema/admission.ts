@@ -10,6 +10,8 @@ export interface CelHookInput {
   object: JsonObject;
   /** The old object on update; undefined on create. */
   oldObject: JsonObject | undefined;
+  /** Receives the warnings rules produce (a ratcheted failure on an unchanged value is a warning). */
+  warn?: (text: string) => void;
 }
 
 /** Runs the schema's x-kubernetes-validations rules; the CEL engine fills this in. */

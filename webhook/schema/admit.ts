@@ -5,7 +5,7 @@
  * -> CEL. The order and the outcomes follow customresource_handler.go, handlers/create.go,
  * customresource/strategy.go and validator.go in apiextensions-apiserver v0.37.
  */
-import type { AdmissionResult, AdmitOptions } from './admission.ts';
+import type { AdmissionResult, AdmitOptions, CelHookInput } from './admission.ts';
 import type { CompiledSchema } from './compile.ts';
 import { type Decoded, DecodeFailure, decode } from './decode.ts';
 import { invalidMessage } from './field-error.ts';
@@ -78,7 +78,13 @@ export function admit(compiled: CompiledSchema, input: unknown, options: AdmitOp
   prepare(compiled, object, oldObject);
   if (!oldObject) generateName(object, options.generateName);
 
-  const errors = validate(compiled, object, oldObject, options, sameKind, namespaced);
+  const celHook = options.celHook;
+  const celWarnings: string[] = [];
+  const validateOptions = celHook
+    ? { ...options, celHook: (input: CelHookInput) => celHook({ ...input, warn: (text) => celWarnings.push(text) }) }
+    : options;
+  const errors = validate(compiled, object, oldObject, validateOptions, sameKind, namespaced);
+  warnings.push(...celWarnings);
   if (errors.length > 0) {
     return {
       allowed: false,
