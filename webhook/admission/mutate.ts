@@ -1,12 +1,12 @@
 import jsonPatch from 'fast-json-patch';
-import { FINALIZER, SERVED_VERSIONS, VERSION_V1 } from '../../api/index.ts';
+import { FINALIZER, VERSION_V1 } from '../../api/index.ts';
 import { applyDefaults } from '../schema/defaulting.ts';
 import { isJsonObject, type JsonObject } from '../schema/json-value.ts';
 import { pruneUnknownFields } from '../schema/prune.ts';
-import { allowed, errored, patched } from './responses.ts';
+import { errored, patched } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse } from './review.ts';
 import type { SiteSchemas } from './site-schemas.ts';
-import { wrongTarget } from './target.ts';
+import { siteWrite } from './target.ts';
 
 export interface MutatorOptions {
   schemas: SiteSchemas;
@@ -32,14 +32,11 @@ export function defaultHostname(name: unknown, namespace: unknown, baseDomain: s
 export function createMutator(options: MutatorOptions): (request: AdmissionRequest) => AdmissionResponse {
   return (request) => {
     const { uid } = request;
-    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed(uid);
-    const notOurs = wrongTarget(request, SERVED_VERSIONS);
-    if (notOurs) return errored(uid, 400, notOurs);
-    if (!isJsonObject(request.object)) return errored(uid, 400, `${request.operation} request has no object`);
-    const version = options.schemas.get(request.kind.version);
-    if (!version) return errored(uid, 400, `no schema for version ${request.kind.version}`);
+    const write = siteWrite(request, options.schemas);
+    if ('uid' in write) return write;
+    const { version } = write;
 
-    const original = request.object;
+    const original = write.object;
     const root = version.compiled.schema.root;
     const pruned = pruneUnknownFields(original, root, { isResourceRoot: true, dropNulls: true });
     const object = pruned.value as JsonObject;

@@ -1,5 +1,8 @@
-import { GROUP, KIND } from '../../api/index.ts';
-import type { AdmissionRequest } from './review.ts';
+import { GROUP, KIND, SERVED_VERSIONS } from '../../api/index.ts';
+import { isJsonObject, type JsonObject } from '../schema/json-value.ts';
+import { allowed, errored } from './responses.ts';
+import type { AdmissionRequest, AdmissionResponse } from './review.ts';
+import type { SiteSchemas, SiteVersion } from './site-schemas.ts';
 
 /** Why a request is not for this webhook, or undefined when it is a StaticSite of a served version. */
 export function wrongTarget(request: AdmissionRequest, servedVersions: readonly string[]): string | undefined {
@@ -11,4 +14,25 @@ export function wrongTarget(request: AdmissionRequest, servedVersions: readonly 
     return `${KIND}.${GROUP} has no version ${JSON.stringify(version)}: served versions are ${servedVersions.join(', ')}`;
   }
   return undefined;
+}
+
+/** A CREATE or UPDATE of a StaticSite this webhook has a schema for. */
+export interface SiteWrite {
+  object: JsonObject;
+  version: SiteVersion;
+}
+
+/**
+ * What both admission webhooks check first: DELETE and CONNECT pass without decoding; another kind,
+ * an unserved version or a missing object is a 400 denial. Returns the response to send, or the write.
+ */
+export function siteWrite(request: AdmissionRequest, schemas: SiteSchemas): AdmissionResponse | SiteWrite {
+  const { uid } = request;
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed(uid);
+  const notOurs = wrongTarget(request, SERVED_VERSIONS);
+  if (notOurs) return errored(uid, 400, notOurs);
+  if (!isJsonObject(request.object)) return errored(uid, 400, `${request.operation} request has no object`);
+  const version = schemas.get(request.kind.version);
+  if (!version) return errored(uid, 400, `no schema for version ${request.kind.version}`);
+  return { object: request.object, version };
 }

@@ -1,4 +1,4 @@
-import { API_VERSION_V1, convertStaticSite, GROUP, KIND, SERVED_VERSIONS, type StaticSiteV1 } from '../../api/index.ts';
+import { API_VERSION_V1, convertStaticSite, GROUP, KIND, type StaticSiteV1 } from '../../api/index.ts';
 import { type AdmissionResult, admit, type FieldValidation } from '../schema/admit.ts';
 import { fieldErrors, invalidMessage } from '../schema/field-error.ts';
 import { isJsonObject } from '../schema/json-value.ts';
@@ -6,7 +6,7 @@ import type { HostnameIndex } from './hostname-index.ts';
 import { allowed, denied, errored } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse, Status } from './review.ts';
 import type { SiteSchemas } from './site-schemas.ts';
-import { wrongTarget } from './target.ts';
+import { siteWrite } from './target.ts';
 
 export interface ValidatorOptions {
   schemas: SiteSchemas;
@@ -50,24 +50,21 @@ function hostnameOf(object: unknown): string | undefined {
 export function createValidator(options: ValidatorOptions): (request: AdmissionRequest) => AdmissionResponse {
   return (request) => {
     const { uid } = request;
-    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed(uid);
-    const notOurs = wrongTarget(request, SERVED_VERSIONS);
-    if (notOurs) return errored(uid, 400, notOurs);
-    if (!isJsonObject(request.object)) return errored(uid, 400, `${request.operation} request has no object`);
-    const version = options.schemas.get(request.kind.version);
-    if (!version) return errored(uid, 400, `no schema for version ${request.kind.version}`);
+    const write = siteWrite(request, options.schemas);
+    if ('uid' in write) return write;
+    const { version } = write;
     if (request.operation === 'UPDATE' && !isJsonObject(request.oldObject)) {
       return errored(uid, 400, 'UPDATE request has no oldObject');
     }
 
-    const result = admit(version.compiled.schema, request.object, {
+    const result = admit(version.compiled.schema, write.object, {
       ...version.compiled.target,
       oldObject: request.operation === 'UPDATE' ? request.oldObject : undefined,
       fieldValidation: fieldValidationOf(request),
       namespace: request.namespace,
       celHook: version.celHook,
     });
-    const metadata = isJsonObject(request.object.metadata) ? request.object.metadata : {};
+    const metadata = isJsonObject(write.object.metadata) ? write.object.metadata : {};
     const name = typeof metadata.name === 'string' ? metadata.name : (request.name ?? '');
     if (!result.allowed) return denied(uid, statusFor(result, name), result.warnings);
 
