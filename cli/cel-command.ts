@@ -1,0 +1,39 @@
+import { parseArgs } from 'node:util';
+import type { JSONSchemaProps } from '../api/openapi.ts';
+import { evaluateExpression } from '../webhook/cel/index.ts';
+import { type CommandIO, UsageError } from './usage.ts';
+
+export const celUsage = 'staticsite cel EXPR [--self JSON] [--old-self JSON] [--schema JSON] [-o json]';
+
+function json(flag: string, text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--${flag}: invalid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** `staticsite cel`: evaluates one CEL expression; prints {"value": ...} (exit 0) or {"error": "..."} (exit 1). */
+export async function celCommand(args: string[], io: CommandIO): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      self: { type: 'string' },
+      'old-self': { type: 'string' },
+      schema: { type: 'string' },
+      output: { type: 'string', short: 'o', default: 'json' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1) throw new UsageError('expected exactly one expression');
+  if (values.output !== 'json') throw new UsageError(`unsupported output format "${values.output}" (only json)`);
+  const result = evaluateExpression(positionals[0] as string, {
+    self: json('self', values.self),
+    oldSelf: json('old-self', values['old-self']),
+    schema: json('schema', values.schema) as JSONSchemaProps | undefined,
+  });
+  io.stdout(`${JSON.stringify(result)}\n`);
+  return 'error' in result ? 1 : 0;
+}

@@ -1,0 +1,822 @@
+/**
+ * The parity corpus: (rule, schema, object, old object) cases run through the real API server and through
+ * webhook/cel. Each admission case becomes one property `spec.cN` of one CRD; compile cases are CRDs of their own.
+ * Expected results are whatever the API server answers; the test asserts our engine answers the same.
+ * Examples come from the Kubernetes CEL docs (https://kubernetes.io/docs/reference/using-api/cel/) and the
+ * library sources in k8s.io/apiserver@v0.37.2/pkg/cel/library/*_test.go.
+ */
+import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
+
+export interface AdmissionCase {
+  group: string;
+  schema: JSONSchemaProps;
+  value: unknown;
+  /** Present for UPDATE cases: the stored value. */
+  old?: unknown;
+  /** The stored value violates the rules (it was stored before they existed): tests ratcheting. */
+  storedBeforeRules?: boolean;
+}
+
+export interface CompileCase {
+  group: string;
+  schema: JSONSchemaProps;
+}
+
+// Bounded like real CRDs should be, so that the estimated cost stays within the API server's budget.
+const str: JSONSchemaProps = { type: 'string', maxLength: 128 };
+const int: JSONSchemaProps = { type: 'integer' };
+const num: JSONSchemaProps = { type: 'number' };
+const strList: JSONSchemaProps = { type: 'array', maxItems: 16, items: str };
+const intList: JSONSchemaProps = { type: 'array', maxItems: 16, items: int };
+const strMap: JSONSchemaProps = { type: 'object', maxProperties: 16, additionalProperties: str };
+const unboundedStr: JSONSchemaProps = { type: 'string' };
+const unboundedStrList: JSONSchemaProps = { type: 'array', items: unboundedStr };
+
+function withRules(schema: JSONSchemaProps, ...rules: Array<string | ValidationRule>): JSONSchemaProps {
+  if (rules.length === 0) return schema;
+  return { ...schema, 'x-kubernetes-validations': rules.map((r) => (typeof r === 'string' ? { rule: r } : r)) };
+}
+
+const cases: AdmissionCase[] = [];
+const add = (
+  group: string,
+  schema: JSONSchemaProps,
+  rule: string | ValidationRule | Array<string | ValidationRule>,
+  value: unknown,
+  old?: unknown,
+) => {
+  const rules = Array.isArray(rule) ? rule : [rule];
+  cases.push({ group, schema: withRules(schema, ...rules), value, ...(old !== undefined && { old }) });
+};
+
+// ---- core semantics, typed values
+const site: JSONSchemaProps = {
+  type: 'object',
+  properties: { tier: str, replicas: int, hostname: str, ratio: num, labels: strMap, ports: intList },
+};
+for (const [tier, replicas] of [
+  ['prod', 1],
+  ['prod', 2],
+  ['dev', 1],
+] as const) {
+  add(
+    'core',
+    site,
+    { rule: "self.tier != 'prod' || self.replicas >= 2", message: 'prod sites need at least 2 replicas' },
+    { tier, replicas },
+  );
+}
+add('core', site, 'self.replicas / 2 == 1', { replicas: 3 });
+add('core', site, 'self.replicas % 2 == 1', { replicas: 3 });
+add('core', site, 'type(self.replicas) == int', { replicas: 3 });
+add('core', site, 'type(self.ratio) == double', { ratio: 3 });
+add('core', site, "string(self.replicas) == '3'", { replicas: 3 });
+add('core', site, 'self.ratio * 2.0 > 1.0', { ratio: 0.25 });
+add('core', site, 'self.replicas < 3.5', { replicas: 3 });
+add('core', site, 'has(self.hostname)', { tier: 'dev' });
+add('core', site, "!has(self.hostname) || self.hostname.endsWith('.example.com')", { hostname: 'a.example.org' });
+add('core', site, "'app' in self.labels", { labels: { team: 'x' } });
+add('core', site, "self.labels.all(k, k.startsWith('app'))", { labels: { app: 'x', apps: 'y' } });
+add('core', site, 'self.ports.exists_one(p, p == 443)', { ports: [80, 443, 443] });
+add('core', site, 'self.ports.map(p, p * 2).all(x, x < 1000)', { ports: [80, 443] });
+add('core', site, 'self.ports.filter(p, p > 100).size() == 1', { ports: [80, 443] });
+add('core', site, 'size(self.ports) <= 2', { ports: [1, 2, 3] });
+add('core', site, 'self.ports[3] == 1', { ports: [1] });
+add('core', site, "self.labels['missing'] == 'x'", { labels: { a: 'b' } });
+add('core', site, 'self.replicas / 0 == 1', { replicas: 1 });
+add('core', site, 'self.replicas % 0 == 1', { replicas: 1 });
+add('core', site, '9223372036854775807 + self.replicas > 0', { replicas: 1 });
+add('core', site, "self.tier.matches('^(dev|prod)$')", { tier: 'qa' });
+add('core', site, "(self.replicas > 1 ? 'multi' : 'single') == 'multi'", { replicas: 1 });
+add('core', withRules(str), 'self.size() <= 5', 'abcdefg');
+add('core', withRules(str), 'self == self.trim()', 'abc');
+add('core', { type: 'integer' }, 'self >= 0', -1);
+add('core', { type: 'integer' }, { rule: 'self >= 0', message: '  must be non-negative  ' }, -5);
+add('core', { type: 'number' }, 'self < 1.5', 2.5);
+add('core', { type: 'boolean' }, 'self', false);
+add('core', strList, 'self.size() == 2', ['a', 'b', 'c']);
+add('core', strMap, 'self.size() < 2', { a: 'x', b: 'y' });
+
+// ---- time
+const times: JSONSchemaProps = {
+  type: 'object',
+  properties: { at: { type: 'string', format: 'date-time' }, timeout: { type: 'string', format: 'duration' } },
+};
+add('time', times, "self.at < timestamp('2030-01-01T00:00:00Z')", { at: '2031-01-01T00:00:00Z' });
+add('time', times, "self.at + duration('24h') > timestamp('2024-01-16T00:00:00Z')", { at: '2024-01-15T10:00:00Z' });
+add('time', times, "self.timeout <= duration('1m')", { timeout: '90s' });
+add('time', times, "self.timeout == duration('1h30m')", { timeout: '90m' });
+add('time', times, 'self.at.getFullYear() == 2024', { at: '2024-03-01T00:00:00Z' });
+add('time', times, 'self.timeout.getSeconds() == 90', { timeout: '1m30s' });
+
+// ---- optional types
+add('optional', site, "self.?hostname.orValue('none') == 'none'", { tier: 'dev' });
+add('optional', site, "self.?hostname.orValue('none') == 'none'", { hostname: 'x' });
+add('optional', site, "!self.labels[?'team'].hasValue()", { labels: { team: 'a' } });
+add('optional', site, "self.?labels.team.orValue('') == 'a'", { labels: { team: 'a' } });
+add('optional', site, 'optional.of(self.replicas).value() == 3', { replicas: 3 });
+add('optional', site, 'optional.none().or(optional.of(1)).value() == 1', { replicas: 3 });
+
+// ---- strings extension (cel-go ext/strings.go, version 2)
+const strCases: Array<[string, string]> = [
+  ["self.charAt(1) == 'b'", 'abc'],
+  ["self.charAt(3) == ''", 'abc'],
+  ['self.charAt(4) == ""', 'abc'],
+  ["self.indexOf('c') == 2", 'abcabc'],
+  ["self.indexOf('c', 3) == 5", 'abcabc'],
+  ["self.indexOf('a', 10) == -1", 'abc'],
+  ["self.lastIndexOf('b') == 4", 'abcabc'],
+  ["self.lastIndexOf('b', 2) == 1", 'abcabc'],
+  ["self.lowerAscii() == 'tacocat'", 'TacoCat'],
+  ["self.lowerAscii() == 'àb'", 'ÀB'],
+  ["self.upperAscii() == 'TACOCAT'", 'TacoCat'],
+  ["self.replace('he', 'we') == 'wello wello'", 'hello hello'],
+  ["self.replace('he', 'we', 1) == 'wello hello'", 'hello hello'],
+  ["self.split(' ') == ['hello', 'hello', 'hello']", 'hello hello hello'],
+  ["self.split(' ', 2) == ['hello', 'hello hello']", 'hello hello hello'],
+  ["self.split('') == ['a', 'b']", 'ab'],
+  ["self.substring(4) == 'cat'", 'tacocat'],
+  ["self.substring(0, 4) == 'taco'", 'tacocat'],
+  ["self.substring(5, 2) == 'x'", 'tacocat'],
+  ["self.substring(-1) == 'x'", 'tacocat'],
+  ["self.trim() == 'trim'", '  \ttrim\n  '],
+  ["'%s is %s years'.format([self, '3']) == 'tom is 3 years'", 'tom'],
+  ["'%.2f'.format([2.5]) == '2.50'", 'x'],
+  ["'%x'.format([255]) == 'ff'", 'x'],
+  ['strings.quote(self) == \'"a\\\\nb"\'', 'a\nb'],
+  ['strings.quote(self) == \'"quoted"\'', 'x'],
+  ['self.size() == 3', 'äöü'],
+  ["self.indexOf('ü') == 2", 'äöü'],
+];
+for (const [rule, value] of strCases) add('strings', str, rule, value);
+add('strings', strList, "self.join(',') == 'a,b'", ['a', 'b']);
+add('strings', strList, "self.join() == 'ab'", ['a', 'b']);
+add('strings', strList, "self.join('-') == 'a-b'", ['a', 'c']);
+
+// ---- Kubernetes lists library (lists.go)
+const listCases: Array<[string, JSONSchemaProps, unknown]> = [
+  ['self.isSorted()', intList, [1, 2, 3]],
+  ['self.isSorted()', intList, [3, 2, 1]],
+  ['self.isSorted()', strList, ['a', 'b', 'b']],
+  ['self.sum() == 6', intList, [1, 2, 3]],
+  ['self.sum() == 0', intList, []],
+  ['self.min() == 1', intList, [3, 1, 2]],
+  ['self.max() == 3', intList, [3, 1, 2]],
+  ['self.min() == 1', intList, []],
+  ["self.max() == 'c'", strList, ['a', 'c', 'b']],
+  ['self.indexOf(2) == 1', intList, [1, 2, 2]],
+  ['self.lastIndexOf(2) == 2', intList, [1, 2, 2]],
+  ["self.indexOf('z') == -1", strList, ['a']],
+  ['[1.0, 2.5].sum() == 3.5', intList, []],
+  ["[duration('1s'), duration('2s')].sum() == duration('3s')", intList, []],
+];
+for (const [rule, schema, value] of listCases) add('lists', schema, rule, value);
+
+// ---- regex library (regex.go)
+const regexCases: Array<[string, string]> = [
+  ["self.find('[0-9]+') == '123'", 'abc 123'],
+  ["self.find('xyz') == ''", 'abc'],
+  ["self.findAll('[0-9]+') == ['1', '2', '3']", '1 2 3'],
+  ["self.findAll('[0-9]+', 2) == ['1', '2']", '1 2 3'],
+  ["self.findAll('[0-9]+', 0) == []", '1 2 3'],
+  ["self.matches('^[a-z]+$')", 'ABC'],
+  ["self.matches('(?i)^[a-z]+$')", 'ABC'],
+  ["self.find('b+') == 'bbb'", 'abbbc'],
+];
+for (const [rule, value] of regexCases) add('regex', str, rule, value);
+
+// ---- URL library (urls.go)
+const urlCases: Array<[string, string]> = [
+  ['isURL(self)', 'https://example.com:80/'],
+  ['isURL(self)', '../relative-path'],
+  ['isURL(self)', '/absolute-path'],
+  ["url(self).getScheme() == 'https'", 'https://example.com:80/'],
+  ["url(self).getHost() == 'example.com:80'", 'https://example.com:80/'],
+  ["url(self).getHostname() == 'example.com'", 'https://example.com:80/'],
+  ["url(self).getPort() == '80'", 'https://example.com:80/'],
+  ["url(self).getPort() == ''", 'https://example.com/'],
+  ["url(self).getHostname() == '::1'", 'https://[::1]:80/'],
+  ["url(self).getHost() == '[::1]:80'", 'https://[::1]:80/'],
+  ["url(self).getEscapedPath() == '/path%20with%20spaces/'", 'https://example.com/path with spaces/'],
+  ["url(self).getEscapedPath() == '/path'", 'https://example.com/path?k=v'],
+  ["url(self).getQuery() == {'k1': ['a'], 'k2': ['b', 'c']}", 'https://example.com/path?k1=a&k2=b&k2=c'],
+  ['url(self).getQuery().size() == 0', 'https://example.com/'],
+  ["url(self).getScheme() == ''", '/absolute-path'],
+  ["url(self).getHost() == ''", '../relative-path'],
+];
+for (const [rule, value] of urlCases) add('urls', str, rule, value);
+
+// ---- quantity library (quantity.go)
+const quantityCases: Array<[string, string]> = [
+  ['isQuantity(self)', '20M'],
+  ['isQuantity(self)', '20Mi'],
+  ['isQuantity(self)', '1.5Gi'],
+  ['isQuantity(self)', '20mb'],
+  ['isQuantity(self)', ''],
+  ["quantity(self).isGreaterThan(quantity('1G'))", '1Gi'],
+  ["quantity(self).isLessThan(quantity('100Mi'))", '50M'],
+  ["quantity(self).compareTo(quantity('200M')) == 0", '0.2G'],
+  ["quantity(self).compareTo(quantity('1')) == -1", '500m'],
+  ['quantity(self).asInteger() == 1024', '1Ki'],
+  ['quantity(self).asInteger() == 1', '1500m'],
+  ['quantity(self).isInteger()', '1500m'],
+  ['quantity(self).asApproximateFloat() == 1.5', '1500m'],
+  ["quantity(self).add(quantity('50k')).isGreaterThan(quantity('100k'))", '60k'],
+  ["quantity(self).add(3) == quantity('5')", '2'],
+  ["sign(quantity(self).sub(quantity('1'))) == -1", '500m'],
+  ["quantity(self).sub(1).isLessThan(quantity('0'))", '500m'],
+  ["quantity(self) == quantity('1000m')", '1'],
+  ['quantity(self).asInteger() > 0', 'abc'],
+  ['sign(quantity(self)) == 1', '5'],
+];
+for (const [rule, value] of quantityCases) add('quantity', str, rule, value);
+
+// ---- IP and CIDR libraries (ip.go, cidr.go)
+const ipCases: Array<[string, string]> = [
+  ['isIP(self)', '192.168.0.1'],
+  ['isIP(self)', '192.168.0.1.0'],
+  ['isIP(self)', '2001:db8::68'],
+  ['isIP(self)', '127.0.0.01'],
+  ['isIP(self)', 'fe80::1%eth0'],
+  ['isIP(self)', '::ffff:192.168.0.1'],
+  ['ip(self).family() == 4', '192.168.0.1'],
+  ['ip(self).family() == 6', '2001:db8::68'],
+  ['ip.isCanonical(self)', '2001:db8::68'],
+  ['ip.isCanonical(self)', '2001:DB8::68'],
+  ['ip.isCanonical(self)', '2001:db8:0:0:0:0:0:68'],
+  ['ip(self).isUnspecified()', '0.0.0.0'],
+  ['ip(self).isLoopback()', '127.0.0.1'],
+  ['ip(self).isLoopback()', '::1'],
+  ['ip(self).isLinkLocalMulticast()', '224.0.0.1'],
+  ['ip(self).isLinkLocalUnicast()', 'fe80::1'],
+  ['ip(self).isGlobalUnicast()', '192.168.0.1'],
+  ['ip(self).isGlobalUnicast()', '255.255.255.255'],
+  ["string(ip(self)) == '2001:db8::68'", '2001:DB8:0:0:0::68'],
+  ["ip(self) == ip('10.0.0.1')", '10.0.0.1'],
+  ['isCIDR(self)', '192.168.0.0/24'],
+  ['isCIDR(self)', '192.168.0.0'],
+  ['isCIDR(self)', '192.168.0.0/33'],
+  ["cidr(self).containsIP(ip('192.168.0.1'))", '192.168.0.0/24'],
+  ["cidr(self).containsIP('192.168.1.1')", '192.168.0.0/24'],
+  ["cidr(self).containsCIDR(cidr('192.168.0.0/25'))", '192.168.0.0/24'],
+  ["cidr(self).containsCIDR('192.168.0.0/23')", '192.168.0.0/24'],
+  ['cidr(self).prefixLength() == 24', '192.168.0.0/24'],
+  ["cidr(self).ip() == ip('192.168.0.1')", '192.168.0.1/24'],
+  ["string(cidr(self).masked()) == '192.168.0.0/24'", '192.168.0.1/24'],
+  ['cidr(self).ip().family() == 6', '2001:db8::/32'],
+  ["string(cidr(self)) == '2001:db8::/32'", '2001:DB8::/32'],
+];
+for (const [rule, value] of ipCases) add('ip-cidr', str, rule, value);
+
+// ---- format library (format.go)
+const formatCases: Array<[string, string]> = [
+  ['!format.dns1123Label().validate(self).hasValue()', 'my-name'],
+  ['!format.dns1123Label().validate(self).hasValue()', 'My_Name'],
+  ['!format.dns1123Label().validate(self).hasValue()', 'a.b'],
+  ['!format.dns1123Subdomain().validate(self).hasValue()', 'example.com'],
+  ['!format.dns1123Subdomain().validate(self).hasValue()', '-example.com'],
+  ['!format.dns1035Label().validate(self).hasValue()', '1abc'],
+  ['!format.qualifiedName().validate(self).hasValue()', 'example.com/MyName'],
+  ['!format.labelValue().validate(self).hasValue()', 'my_value'],
+  ['!format.uri().validate(self).hasValue()', 'https://example.com'],
+  ['!format.uuid().validate(self).hasValue()', '123e4567-e89b-12d3-a456-426614174000'],
+  ['!format.byte().validate(self).hasValue()', 'aGVsbG8='],
+  ['!format.date().validate(self).hasValue()', '2024-02-30'],
+  ['format.named(self).hasValue()', 'dns1123Label'],
+  ['format.named(self).hasValue()', 'nope'],
+  ["format.named('dns1123Label').value().validate(self).hasValue()", 'UPPER'],
+  ['format.dns1123Label().validate(self).value().size() == 1', 'UPPER'],
+];
+for (const [rule, value] of formatCases) add('format', str, rule, value);
+add(
+  'format',
+  str,
+  { rule: '!format.dns1123Subdomain().validate(self).hasValue()', messageExpression: "'not a DNS subdomain: ' + self" },
+  'Not_A_Host',
+);
+
+// ---- semver library (semverlib.go)
+const semverCases: Array<[string, string]> = [
+  ['isSemver(self)', '1.0.0'],
+  ['isSemver(self)', 'v1.0.0'],
+  ['isSemver(self, true)', 'v1.0'],
+  ['isSemver(self)', '1.0.0-alpha.1+build.5'],
+  ["semver(self).isLessThan(semver('1.10.0'))", '1.2.3'],
+  ["semver(self).isGreaterThan(semver('1.0.0-rc.1'))", '1.0.0'],
+  ["semver(self).compareTo(semver('1.0.0-alpha.beta')) == -1", '1.0.0-alpha.1'],
+  ['semver(self).major() == 1 && semver(self).minor() == 2 && semver(self).patch() == 3', '1.2.3'],
+  ["semver(self, true) == semver('1.2.0')", 'v01.02'],
+  ['semver(self).major() == 1', 'not-a-version'],
+];
+for (const [rule, value] of semverCases) add('semver', str, rule, value);
+
+// ---- sets extension
+const setCases: Array<[string, unknown]> = [
+  ["sets.contains(self, ['a'])", ['a', 'b']],
+  ["sets.contains(self, ['c'])", ['a', 'b']],
+  ['sets.contains(self, [])', ['a']],
+  ["sets.equivalent(self, ['b', 'a', 'a'])", ['a', 'b']],
+  ["sets.equivalent(self, ['a', 'c'])", ['a', 'b']],
+  ["sets.intersects(self, ['b', 'z'])", ['a', 'b']],
+  ["sets.intersects(self, ['z'])", ['a', 'b']],
+];
+for (const [rule, value] of setCases) add('sets', strList, rule, value);
+
+// ---- two-variable comprehensions (cel-go ext/comprehensions.go)
+const twoVar: Array<[string, JSONSchemaProps, unknown]> = [
+  ['self.all(i, v, v > i)', intList, [1, 2, 3]],
+  ['self.all(i, v, v > i)', intList, [0, 2]],
+  ["self.exists(k, v, k == 'a' && v == 'x')", strMap, { a: 'x' }],
+  ["self.existsOne(i, v, v == 'b')", strList, ['a', 'b', 'b']],
+  ['self.transformList(i, v, v * i) == [0, 2, 6]', intList, [1, 2, 3]],
+  ['self.transformList(i, v, i > 0, v) == [2, 3]', intList, [1, 2, 3]],
+  ["self.transformMap(k, v, v + '!') == {'a': 'x!'}", strMap, { a: 'x' }],
+  ["self.transformMapEntry(k, v, {v: k}) == {'x': 'a'}", strMap, { a: 'x' }],
+  ['self.all(k, v, k.size() == v.size())', strMap, { ab: 'xy', c: 'zz' }],
+];
+for (const [rule, schema, value] of twoVar) add('two-var', schema, rule, value);
+
+// ---- message, messageExpression, reason, fieldPath
+const replicaSpec: JSONSchemaProps = { type: 'object', properties: { replicas: int, name: str, labels: strMap } };
+add(
+  'message',
+  { type: 'object', properties: { replicas: int, name: str } },
+  { rule: 'self.replicas < 5', messageExpression: "'replicas of ' + self.name + ' are too many'" },
+  { replicas: 7, name: 'web' },
+);
+add(
+  'message',
+  { type: 'object', properties: { replicas: int, name: str } },
+  { rule: 'self.replicas < 5', messageExpression: "'%d replicas are too many'.format([self.replicas])" },
+  { replicas: 7, name: 'web' },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', message: 'static', messageExpression: "'  padded  '" },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', message: 'fallback used', messageExpression: "''" },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', message: 'fallback on newline', messageExpression: "'a\\nb'" },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', message: 'fallback on error', messageExpression: "self.name + '!'" },
+  { replicas: 7 },
+);
+add('message', replicaSpec, { rule: 'self.replicas < 5', messageExpression: 'self.name' }, { replicas: 7, name: 'n' });
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', message: 'too long', messageExpression: "'%s'.format([strings.quote(self.name)])" },
+  { replicas: 7, name: 'q' },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', reason: 'FieldValueForbidden', message: 'forbidden here' },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', reason: 'FieldValueRequired', message: 'required here' },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', reason: 'FieldValueDuplicate', message: 'dup' },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', reason: 'FieldValueInvalid', message: 'invalid' },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: 'self.replicas < 5', fieldPath: '.replicas', message: 'at replicas' },
+  { replicas: 7 },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: "self.name != 'x'", fieldPath: '.name', reason: 'FieldValueForbidden', message: 'name x' },
+  { name: 'x' },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: "!('a' in self.labels)", fieldPath: ".labels['a']", message: 'label a' },
+  { labels: { a: 'b' } },
+);
+add(
+  'message',
+  replicaSpec,
+  { rule: "!('a.b' in self.labels)", fieldPath: ".labels['a.b']", message: 'dotted' },
+  { labels: { 'a.b': 'c' } },
+);
+add('message', replicaSpec, ['self.replicas < 5', "self.name == 'ok'"], { replicas: 7, name: 'bad' });
+add('message', { type: 'string' }, { rule: "self == 'ok'", reason: 'FieldValueDuplicate' }, 'dup-value');
+add(
+  'message',
+  { type: 'integer' },
+  { rule: 'self < 10', messageExpression: "'value %d is too big'.format([self])" },
+  12,
+);
+
+// ---- transition rules, optionalOldSelf, ratcheting
+add('transition', str, { rule: 'self == oldSelf', message: 'immutable' }, 'b', 'a');
+add('transition', str, { rule: 'self == oldSelf', message: 'immutable' }, 'a', 'a');
+add('transition', str, { rule: 'self == oldSelf', message: 'immutable' }, 'a');
+add('transition', int, 'self >= oldSelf', 1, 2);
+add('transition', int, 'self >= oldSelf', 3, 2);
+add(
+  'transition',
+  str,
+  { rule: '!oldSelf.hasValue() || self == oldSelf.value()', optionalOldSelf: true, message: 'set once' },
+  'x',
+);
+add(
+  'transition',
+  str,
+  { rule: "oldSelf.hasValue() || self == 'first'", optionalOldSelf: true, message: 'must start first' },
+  'second',
+);
+add(
+  'transition',
+  str,
+  { rule: "oldSelf.orValue('') != 'locked' || self == 'locked'", optionalOldSelf: true, message: 'locked' },
+  'open',
+  'locked',
+);
+add(
+  'transition',
+  replicaSpec,
+  { rule: 'self.replicas >= oldSelf.replicas', message: 'no scale down' },
+  { replicas: 1 },
+  { replicas: 3 },
+);
+const ratchet = (
+  schema: JSONSchemaProps,
+  rule: string | ValidationRule | Array<string | ValidationRule>,
+  value: unknown,
+  old: unknown,
+) => {
+  add('ratcheting', schema, rule, value, old);
+  (cases[cases.length - 1] as AdmissionCase).storedBeforeRules = true;
+};
+ratchet(
+  replicaSpec,
+  { rule: 'self.replicas < 5', message: 'ratchet me' },
+  { replicas: 7, name: 'b' },
+  { replicas: 7, name: 'a' },
+);
+ratchet(replicaSpec, { rule: 'self.replicas < 5', message: 'changed, no ratchet' }, { replicas: 8 }, { replicas: 7 });
+ratchet(
+  { type: 'object', properties: { a: withRules(str, { rule: "self.startsWith('x')", message: 'prefix' }), b: str } },
+  [],
+  { a: 'bad', b: 'new' },
+  { a: 'bad', b: 'old' },
+);
+ratchet(
+  { type: 'object', properties: { a: withRules(str, { rule: "self.startsWith('x')", message: 'prefix' }), b: str } },
+  [],
+  { a: 'worse', b: 'old' },
+  { a: 'bad', b: 'old' },
+);
+ratchet(
+  { type: 'object', properties: { a: str } },
+  { rule: "self.a.startsWith('x')", message: 'whole object' },
+  { a: 'bad' },
+  { a: 'bad' },
+);
+ratchet(
+  {
+    type: 'array',
+    maxItems: 16,
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['name'],
+    items: withRules(
+      { type: 'object', required: ['name'], properties: { name: str, v: int } },
+      { rule: 'self.v < 10', message: 'v below 10' },
+    ),
+  },
+  [],
+  [
+    { name: 'a', v: 20 },
+    { name: 'b', v: 1 },
+  ],
+  [{ name: 'a', v: 20 }],
+);
+ratchet(
+  {
+    type: 'array',
+    maxItems: 16,
+    items: withRules(
+      { type: 'object', properties: { name: str, v: int } },
+      { rule: 'self.v < 10', message: 'atomic list item' },
+    ),
+  },
+  [],
+  [
+    { name: 'a', v: 20 },
+    { name: 'b', v: 1 },
+  ],
+  [{ name: 'a', v: 20 }],
+);
+ratchet(strMap, { rule: "!('bad' in self)", message: 'no bad key' }, { bad: 'x', other: 'y' }, { bad: 'x' });
+ratchet(str, { rule: 'self == oldSelf', message: 'transition rules never ratchet' }, 'b', 'b');
+add(
+  'transition',
+  {
+    type: 'array',
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['name'],
+    items: withRules(
+      { type: 'object', required: ['name'], properties: { name: str, v: int } },
+      { rule: 'self.v >= oldSelf.v', message: 'v only grows' },
+    ),
+  },
+  [],
+  [{ name: 'a', v: 1 }],
+  [{ name: 'a', v: 2 }],
+);
+add(
+  'transition',
+  strMap,
+  { rule: 'self.size() >= oldSelf.size()', message: 'no removal' },
+  { a: 'x' },
+  { a: 'x', b: 'y' },
+);
+add(
+  'transition',
+  {
+    type: 'object',
+    maxProperties: 16,
+    additionalProperties: withRules(str, { rule: 'self == oldSelf', message: 'value immutable' }),
+  },
+  [],
+  { a: 'y' },
+  { a: 'x' },
+);
+
+// ---- nested nodes and nulls
+add(
+  'nested',
+  { type: 'object', properties: { inner: withRules({ type: 'object', properties: { x: int } }, 'self.x > 0') } },
+  [],
+  { inner: { x: 0 } },
+);
+add('nested', { type: 'array', items: withRules(str, "self != 'bad'") }, [], ['ok', 'bad', 'bad']);
+add('nested', { type: 'object', additionalProperties: withRules(int, 'self > 0') }, [], { a: 1, b: -1 });
+add(
+  'nested',
+  {
+    type: 'array',
+    items: withRules(
+      { type: 'object', properties: { port: int } },
+      { rule: 'self.port < 65536', message: 'port range' },
+    ),
+  },
+  [],
+  [{ port: 80 }, { port: 70000 }],
+);
+add(
+  'nested',
+  { type: 'object', properties: { opt: withRules({ type: 'string', nullable: true }, "self == 'x'") } },
+  [],
+  { opt: null },
+);
+add(
+  'nested',
+  { type: 'object', properties: { 'my-field': str, namespace: str } },
+  "self.my__dash__field == 'a' && self.__namespace__ == 'b'",
+  { 'my-field': 'a', namespace: 'c' },
+);
+add('nested', { type: 'object', properties: { 'a.b': str, x__y: str } }, 'self.a__dot__b == self.x__underscores__y', {
+  'a.b': 'p',
+  x__y: 'q',
+});
+add('nested', { 'x-kubernetes-int-or-string': true }, "type(self) == string ? self.endsWith('%') : self > 0", '50');
+add('nested', { 'x-kubernetes-int-or-string': true }, "type(self) == string ? self.endsWith('%') : self > 0", 0);
+add('nested', { 'x-kubernetes-int-or-string': true }, 'self > 0', 'abc');
+add('nested', { type: 'string', format: 'byte' }, "self == b'hello'", 'aGVsbG8=');
+add('nested', { type: 'string', format: 'byte' }, 'size(self) == 3', 'aGVsbG8=');
+add(
+  'nested',
+  {
+    type: 'object',
+    'x-kubernetes-embedded-resource': true,
+    'x-kubernetes-preserve-unknown-fields': true,
+    properties: { apiVersion: str, kind: str, metadata: { type: 'object' } },
+  },
+  "self.kind == 'ConfigMap' && self.metadata.name.startsWith('cm-')",
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } },
+);
+
+// ---- runtime cost limits
+const bigList: JSONSchemaProps = { type: 'array', maxItems: 1000, items: { type: 'integer' } };
+add(
+  'cost',
+  bigList,
+  'self.all(x, self.all(y, x >= 0 && y >= 0))',
+  Array.from({ length: 1000 }, (_, i) => i),
+);
+add(
+  'cost',
+  bigList,
+  'self.all(x, self.all(y, x >= 0 && y >= 0))',
+  Array.from({ length: 50 }, (_, i) => i),
+);
+add(
+  'cost',
+  { type: 'array', maxItems: 700, items: { type: 'string', maxLength: 10 } },
+  "self.all(x, self.exists(y, x + y == 'zz'))",
+  Array.from({ length: 700 }, (_, i) => `s${i}`),
+);
+
+// per-object budget (RuntimeCELCostBudget): 30 passing rules of ~0.6M each exhaust 10M
+add(
+  'cost',
+  { type: 'array', maxItems: 300, items: int },
+  Array.from({ length: 30 }, () => 'self.all(x, self.all(y, x + y >= 0))'),
+  Array.from({ length: 300 }, (_, i) => i),
+);
+add(
+  'cost',
+  { type: 'array', maxItems: 300, items: int },
+  Array.from({ length: 30 }, () => 'self.all(x, self.all(y, x + y >= 0))'),
+  Array.from({ length: 20 }, (_, i) => i),
+);
+
+// ---- runtime errors
+add('runtime-error', intList, 'self[5] == 1', [1, 2]);
+add('runtime-error', intList, 'self[-1] == 1', [1, 2]);
+add('runtime-error', replicaSpec, 'self.name.size() > 0', { replicas: 1 });
+add('runtime-error', str, 'int(self) > 0', 'abc');
+add('runtime-error', str, "duration(self) > duration('1s')", 'abc');
+add('runtime-error', str, "timestamp(self) > timestamp('2020-01-01T00:00:00Z')", 'not-a-time');
+add('runtime-error', str, "url(self).getHost() == ''", 'https://exa mple.com/');
+add('runtime-error', str, 'cidr(self).prefixLength() == 1', '1.2.3.4');
+add('runtime-error', str, 'ip(self).family() == 4', '1.2.3');
+add('runtime-error', intList, 'self.max() > 0', []);
+add('runtime-error', str, "self.charAt(10) == 'a'", 'abc');
+add('runtime-error', str, "self.substring(2, 1) == 'a'", 'abc');
+add('runtime-error', { type: 'integer' }, 'self * 9223372036854775807 > 0', 2);
+add(
+  'message',
+  str,
+  { rule: "self == 'ok'", message: 'fallback on long message', messageExpression: `'${'x'.repeat(5200)}'` },
+  'bad',
+);
+add('message', str, { rule: "self == 'ok'", message: 'fallback on blank message', messageExpression: "'   '" }, 'bad');
+add('message', str, { rule: "self == 'ok'", messageExpression: `'${'y'.repeat(5000)}'` }, 'bad');
+
+// ---- examples from https://kubernetes.io/docs/reference/using-api/cel/ and the CRD validation rules docs
+const docSpec: JSONSchemaProps = {
+  type: 'object',
+  properties: {
+    minReplicas: int,
+    replicas: int,
+    maxReplicas: int,
+    stateCounts: { type: 'object', maxProperties: 16, additionalProperties: int },
+    list1: strList,
+    list2: strList,
+    map1: strMap,
+    envars: { type: 'array', maxItems: 16, items: { type: 'object', properties: { name: str, value: str } } },
+    created: { type: 'string', format: 'date-time' },
+    ttl: { type: 'string', format: 'duration' },
+    expired: { type: 'string', format: 'date-time' },
+    health: str,
+    widgets: { type: 'array', maxItems: 16, items: { type: 'object', properties: { key: str, foo: int } } },
+    set1: { type: 'array', maxItems: 16, 'x-kubernetes-list-type': 'set', items: str },
+    set2: { type: 'array', maxItems: 16, 'x-kubernetes-list-type': 'set', items: str },
+    names: strList,
+    details: strMap,
+    primary: str,
+    clusters: { type: 'array', maxItems: 16, items: { type: 'object', properties: { name: str } } },
+    ratio: num,
+    data: { type: 'string', format: 'byte', maxLength: 64 },
+  },
+};
+const docCases: Array<[string, unknown]> = [
+  ['self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', { minReplicas: 1, replicas: 5, maxReplicas: 3 }],
+  ["'Available' in self.stateCounts", { stateCounts: { Ready: 1 } }],
+  ['(size(self.list1) == 0) != (size(self.list2) == 0)', { list1: [], list2: [] }],
+  ["!('MY_KEY' in self.map1) || self.map1['MY_KEY'].matches('^[a-zA-Z]*$')", { map1: { MY_KEY: 'abc1' } }],
+  ["self.envars.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$'))", { envars: [{ name: 'MY_ENV', value: 'a1' }] }],
+  ['has(self.expired) && self.created + self.ttl < self.expired', { created: '2024-01-01T00:00:00Z', ttl: '48h', expired: '2024-01-02T00:00:00Z' }],
+  ["self.health.startsWith('ok')", { health: 'degraded' }],
+  ["self.widgets.exists(w, w.key == 'x' && w.foo < 10)", { widgets: [{ key: 'x', foo: 20 }] }],
+  ['self.set1.all(e, !(e in self.set2))', { set1: ['a', 'b'], set2: ['b'] }],
+  ['size(self.names) == size(self.details) && self.names.all(n, n in self.details)', { names: ['a', 'b'], details: { a: 'x' } }],
+  ['size(self.clusters.filter(c, c.name == self.primary)) == 1', { clusters: [{ name: 'a' }, { name: 'a' }], primary: 'a' }],
+  ['self.ratio > 0.5 && self.ratio * 2.0 < 1.5', { ratio: 0.8 }],
+  ['self.ratio == 1.0', { ratio: 1 }],
+  ["self.data.size() == 5 && string(self.data) == 'hello'", { data: 'aGVsbG8=' }],
+  ['self.replicas > 1u', { replicas: 3 }],
+  ['uint(self.replicas) > 1u', { replicas: 3 }],
+  ['dyn(self.replicas) == 3.0', { replicas: 3 }],
+  ['self.replicas == 3 && -self.replicas == -3', { replicas: 3 }],
+  ["self.health < 'ok' || self.health >= 'zz'", { health: 'ok' }],
+  ['self.list1.exists(x, x.size() > 3)', { list1: ['a', 'bb'] }],
+  ['self.list1.exists_one(x, x == "a")', { list1: ['a', 'a'] }],
+  ["self.list1.map(x, x + '!').filter(y, y.size() > 2) == ['bb!']", { list1: ['a', 'bb'] }],
+  ['self.list1.all(x, self.list1.exists(y, x == y))', { list1: ['a', 'bb'] }],
+  ['has(self.map1.k) && self.map1.k == "v"', { map1: { k: 'v' } }],
+  ['has(self.map1.k)', { map1: {} }],
+  ["self.?map1.k.orValue('none') == 'none'", { map1: {} }],
+  ["self.map1[?'k'].orValue('none') == 'v'", { map1: { k: 'v' } }],
+  ["self.list1[?0].orValue('') == 'a'", { list1: ['a'] }],
+  ['self.replicas % 3 == 0 ? true : self.replicas < 2', { replicas: 4 }],
+  ['timestamp(self.created).getDayOfWeek() == 1', { created: '2024-01-01T00:00:00Z' }],
+  ["self.created.getHours('America/New_York') == 19", { created: '2024-01-01T00:00:00Z' }],
+  ['duration(self.ttl).getMinutes() == 2880', { ttl: '48h' }],
+  ["self.created - timestamp('2023-12-31T00:00:00Z') == duration('24h')", { created: '2024-01-01T00:00:00Z' }],
+  ['int(self.ratio * 10.0) == 8', { ratio: 0.8 }],
+  ['double(self.replicas) / 2.0 == 1.5', { replicas: 3 }],
+  ["string(self.ratio) == '0.8'", { ratio: 0.8 }],
+  ['self.list1 + self.list2 == ["a", "b"]', { list1: ['a'], list2: ['b'] }],
+  ["self.names.join(', ').size() < 5", { names: ['alpha', 'beta'] }],
+  ['self.replicas in [1, 3, 5]', { replicas: 3 }],
+  ["self.map1.all(k, self.map1[k].size() < 3)", { map1: { a: 'xyz' } }],
+];
+for (const [rule, value] of docCases) add('docs', docSpec, rule, value);
+
+export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
+
+// ---- compile-time errors: each is one CRD schema under spec
+const compileCases: CompileCase[] = [];
+const bad = (group: string, schema: JSONSchemaProps, ...rules: Array<string | ValidationRule>) =>
+  compileCases.push({ group, schema: withRules(schema, ...rules) });
+bad('type', { type: 'object', properties: { replicas: int } }, "self.replicas == 'two'");
+bad('type', { type: 'object', properties: { replicas: int } }, 'self.replicas + 1');
+bad('type', { type: 'object', properties: { replicas: int } }, 'self.replicas == 3.0');
+bad('type', { type: 'object', properties: { name: str } }, "self.name + 1 == 'x'");
+bad('type', { type: 'object', properties: { name: str } }, 'self.nope == 1');
+bad('type', { type: 'object', properties: { name: str } }, 'size(self.name) == true');
+bad('type', { type: 'object', properties: { name: str } }, 'self.name.startsWith(1)');
+bad('type', { type: 'object', properties: { name: str } }, 'other.name == 1');
+bad('type', { type: 'object', properties: { name: str } }, '!self.name');
+bad('type', str, "self.lowerAscii(1) == 'a'");
+bad('type', intList, "self.isSorted() == 'yes'");
+bad('type', str, "[1, 'a'].size() == 2");
+bad('regex', str, "self.matches('[')");
+bad('regex', str, "self.matches('(?P<x')");
+bad('cost', unboundedStrList, 'self.all(x, self.all(y, x == y))');
+bad('cost', { type: 'array', items: unboundedStrList }, 'self.all(x, x.all(y, self.all(z, z.size() > 0)))');
+bad('cost', unboundedStrList, "self.all(x, x.contains('abc'))");
+bad('cost', { type: 'array', items: { type: 'integer' } }, 'self.map(p, p * 2).all(x, x < 1000)');
+bad('cost', { type: 'object', additionalProperties: unboundedStr }, "self.all(k, self[k].matches('^[a-z]+$'))");
+bad('fieldPath', { type: 'object', properties: { name: str } }, { rule: "self.name != ''", fieldPath: '.nope' });
+bad('optionalOldSelf', str, { rule: "self != ''", optionalOldSelf: true });
+bad('messageExpression', str, { rule: "self != ''", messageExpression: '1 + 1' });
+bad('messageExpression', str, { rule: "self != ''", messageExpression: 'self.nope' });
+bad(
+  'messageExpression',
+  { type: 'object', properties: { replicas: int } },
+  { rule: 'self.replicas < 5', messageExpression: "'replicas ' + string(self.replicas) + ' is too many'" },
+);
+bad('messageExpression', str, {
+  rule: '!format.dns1123Subdomain().validate(self).hasValue()',
+  messageExpression: "format.dns1123Subdomain().validate(self).value().join(', ')",
+});
+bad('cost', {
+  type: 'object',
+  additionalProperties: withRules(str, { rule: 'self == oldSelf', message: 'value immutable' }),
+});
+bad(
+  'cost',
+  { type: 'array', items: unboundedStr },
+  { rule: 'true', messageExpression: 'string(self[0]) + string(self[1]) + string(self[2])' },
+);
+bad('bool', str, "self + 'x'");
+bad('syntax', str, 'self ==');
+bad('syntax', str, "self.startsWith('a'");
+bad('syntax', str, 'self..size() > 0');
+bad('syntax', str, '1 +* 2 == 3');
+bad('syntax', str, "self == 'unterminated");
+bad('schema', str, { rule: '   ' });
+bad('schema', str, { rule: "self == 'a'", message: '   ' });
+bad('cost', str, "['a', self].join(',') == 'a,b'");
+bad('library', { type: 'object', properties: { replicas: int } }, 'cel.bind(r, self.replicas, r * r == 9)');
+bad('type', str, "'%s is %d years'.format([self, 3]) == 'tom is 3 years'");
+bad('type', str, "'%s is %d years'.format([self, dyn(3)]) == 'tom is 3 years'");
+bad('type', str, 'quantity(self).sign() == 1');
+bad('oldSelf', { type: 'array', items: withRules(str, { rule: 'self == oldSelf', message: 'item immutable' }) });
+
+export const COMPILE_CASES: readonly CompileCase[] = compileCases;

@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { run } from '../../cli/main.ts';
+
+async function cel(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(['cel', ...argv], { stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+  return { code, stdout: out.join(''), stderr: err.join('') };
+}
+
+describe('cli: staticsite cel', () => {
+  it('prints {"value": ...} and exits 0', async () => {
+    expect(await cel("quantity('1Gi').asInteger()")).to.deep.equal({
+      code: 0,
+      stdout: '{"value":1073741824}\n',
+      stderr: '',
+    });
+  });
+
+  it('binds --self and --old-self; without --schema JSON integers are ints', async () => {
+    const r = await cel(
+      'type(self.a) == int && self.a + oldSelf.a == 5',
+      '--self',
+      '{"a": 2}',
+      '--old-self',
+      '{"a": 3}',
+    );
+    expect(r).to.deep.equal({ code: 0, stdout: '{"value":true}\n', stderr: '' });
+  });
+
+  it('types self from --schema (number -> double)', async () => {
+    const r = await cel(
+      'type(self.a)',
+      '--self',
+      '{"a": 2}',
+      '--schema',
+      '{"type":"object","properties":{"a":{"type":"number"}}}',
+    );
+    expect(JSON.parse(r.stdout)).to.deep.equal({ value: 'double' });
+  });
+
+  it('prints {"error": ...} and exits 1 for compile and runtime errors', async () => {
+    const compile = await cel("1 == 'a'", '-o', 'json');
+    expect(compile.code).to.equal(1);
+    expect(JSON.parse(compile.stdout)).to.deep.equal({
+      error:
+        "ERROR: <input>:1:3: found no matching overload for '_==_' applied to '(int, string)'\n | 1 == 'a'\n | ..^",
+    });
+    const runtime = await cel('1 / 0 == 1');
+    expect(runtime).to.deep.equal({ code: 1, stdout: '{"error":"division by zero"}\n', stderr: '' });
+  });
+
+  it('a missing expression or bad JSON is a usage error (exit 2)', async () => {
+    expect((await cel()).code).to.equal(2);
+    const bad = await cel('self', '--self', '{nope');
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain('--self: invalid JSON');
+  });
+});

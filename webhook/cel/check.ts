@@ -1,0 +1,73 @@
+/**
+ * Parse + type check + the API server's AST validators (homogeneous literals outside format(), regex literals of
+ * matches(), no cel.bind), producing cel-go's issue text on failure.
+ * Sources: github.com/google/cel-go@v0.29.2/cel/validator.go; k8s.io/apiserver@v0.37.2/pkg/cel/environment/base.go.
+ */
+import type { Environment } from '@marcbachmann/cel-js';
+import { celGoTypeName, displayIssue, type LibraryError, toCelGoIssue } from './issues.ts';
+import type { RegexCache } from './library/re2.ts';
+import {
+  type ExpressionAst,
+  findHeterogeneousLiterals,
+  findRegexLiteralErrors,
+  findUnsupportedBindings,
+  parseExpression,
+} from './parse.ts';
+import type { CostCounter } from './runtime-cost.ts';
+
+export interface RuleProgram {
+  ast: ExpressionAst;
+  run: (activation: Record<string, unknown>) => unknown;
+  /** Set for programs whose runtime cost is tracked (see runtime-cost.ts). */
+  counter?: CostCounter;
+}
+
+export interface CheckedExpression {
+  program?: RuleProgram;
+  issue?: string;
+  type?: string;
+}
+
+/** Checks one expression; `declared` are the variables in scope (for the cel.bind diagnostics). */
+export function checkExpression(
+  env: Environment,
+  source: string,
+  regexCache: RegexCache,
+  declared: ReadonlySet<string>,
+): CheckedExpression {
+  let parsed: ReturnType<typeof parseExpression>;
+  try {
+    parsed = parseExpression(env, source);
+  } catch (error) {
+    return { issue: toCelGoIssue(error as LibraryError, source) };
+  }
+  const checked = parsed.check();
+  if (!checked.valid) return { issue: toCelGoIssue(checked.error as LibraryError, source) };
+  const heterogeneous = findHeterogeneousLiterals(parsed.ast);
+  if (heterogeneous.length > 0) {
+    return {
+      issue: heterogeneous
+        .map((h) =>
+          displayIssue(
+            source,
+            h.offset,
+            `expected type '${celGoTypeName(h.expected)}' but found '${celGoTypeName(h.found)}'`,
+          ),
+        )
+        .join('\n'),
+    };
+  }
+  const bindings = findUnsupportedBindings(parsed.ast, source, declared);
+  if (bindings.length > 0) {
+    return {
+      issue: bindings
+        .map((b) => displayIssue(source, b.offset, `undeclared reference to '${b.name}' (in container '')`))
+        .join('\n'),
+    };
+  }
+  const regexIssues = findRegexLiteralErrors(parsed.ast, regexCache).map((offset) =>
+    displayIssue(source, offset, 'invalid matches argument'),
+  );
+  if (regexIssues.length > 0) return { issue: regexIssues.join('\n') };
+  return { program: { ast: parsed.ast, run: parsed.evaluate }, type: checked.type };
+}

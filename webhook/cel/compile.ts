@@ -1,0 +1,414 @@
+/**
+ * Compiles every x-kubernetes-validations rule of a structural schema, as the API server does when a CRD is
+ * written: per-node `self` types, type checking, regex literals, the estimated cost budget, messageExpression,
+ * fieldPath and optionalOldSelf checks, with the API server's error texts.
+ * Sources: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/compilation.go and validation.go;
+ * pkg/apis/apiextensions/validation/validation.go (CRD-time messages, cost limits).
+ */
+import type { Environment } from '@marcbachmann/cel-js';
+import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
+import { checkExpression, type RuleProgram } from './check.ts';
+import { expressionCost } from './cost.ts';
+import { type DeclType, MAX_REQUEST_SIZE_BYTES, schemaDeclType } from './decl-types.ts';
+import { type CelEnvironment, createCelEnvironment, ObjectTypeTable } from './environment.ts';
+import type { FieldError } from './field-error.ts';
+import { normalizeFieldPath } from './field-path.ts';
+import type { RegexCache } from './library/re2.ts';
+import { referencesVariable } from './parse.ts';
+import { instrumentProgram } from './runtime-cost.ts';
+import { declSizeNode } from './size-nodes.ts';
+import { converterFor, type ValueConverter } from './values.ts';
+
+const DECLARED_VARIABLES: ReadonlySet<string> = new Set(['self', 'oldSelf']);
+
+/** celconfig.PerCallLimit. */
+export const PER_CALL_LIMIT = 1_000_000;
+/** celconfig.RuntimeCELCostBudget. */
+export const RUNTIME_COST_BUDGET = 10_000_000;
+/** StaticEstimatedCostLimit. */
+export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;
+
+export type { RuleProgram } from './check.ts';
+
+/**
+ * Rules whose estimate with the declared sizes is at most this are charged that estimate; costlier rules are
+ * instrumented and charged what they actually evaluate.
+ */
+export const CHEAP_RULE_COST = 10_000;
+
+function trackCostIfExpensive(program: RuleProgram | undefined, staticCost: number): void {
+  if (!program || staticCost <= CHEAP_RULE_COST) return;
+  program.counter = { cost: 0, limit: PER_CALL_LIMIT };
+  instrumentProgram(program.ast, program.counter);
+}
+
+export interface CompiledRule {
+  rule: ValidationRule;
+  program?: RuleProgram;
+  messageExpression?: RuleProgram;
+  usesOldSelf: boolean;
+  /** Estimated cost of one call with the declared sizes (no cardinality factor). */
+  staticCost: number;
+  /** Estimated cost of one messageExpression call with the declared sizes. */
+  messageStaticCost: number;
+  /** rule.fieldPath as a field path (field.Path.String()), when it is valid. */
+  normalizedFieldPath?: string;
+  /** An error the API server would report at admission ("rule compile error: ..."). */
+  error?: string;
+}
+
+export interface CompiledNode {
+  decl: DeclType;
+  /** JSON -> CEL value for this node's type. */
+  convert: ValueConverter;
+  /** Whether any rule of this node uses oldSelf (only then is the old value converted). */
+  usesOldSelf: boolean;
+  /** MapIsCorrelatable(x-kubernetes-map-type): whether children get their old values. */
+  mapCorrelatable: boolean;
+  /** The schema's `type` (printed as the value of CEL field errors). */
+  schemaType: string;
+  resourceRoot: boolean;
+  rules: CompiledRule[];
+  properties: Map<string, CompiledNode>;
+  items?: CompiledNode;
+  additionalProperties?: CompiledNode;
+}
+
+export interface CompiledRules {
+  root?: CompiledNode;
+  objectClasses: ObjectTypeTable;
+}
+
+export interface CompileOptions {
+  /** Path prefix of CRD-time errors. Default `openAPIV3Schema`; the API server reports `spec.validation.openAPIV3Schema` or `spec.versions[i].schema.openAPIV3Schema`. */
+  basePath?: string;
+  /** Whether the root is a resource root (only apiVersion, kind, metadata.name/generateName visible). Default true. */
+  isResourceRoot?: boolean;
+  /** The library environment to build on; create one with createCelEnvironment() and share it across CRDs. */
+  environment?: CelEnvironment;
+}
+
+export interface CompileResult {
+  compiled: CompiledRules;
+  /** Errors the API server reports when the CRD is created or updated. */
+  errors: FieldError[];
+}
+
+/** TotalCost in the CRD validation: the sum of all estimated costs and the four most expensive contributions. */
+interface TotalCost {
+  total: number;
+  mostExpensive: Array<{ path: string; cost: number }>;
+}
+
+/** StaticEstimatedCRDCostLimit. */
+export const STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000;
+
+function observeCost(total: TotalCost, path: string, cost: number): void {
+  total.total += cost;
+  if (cost < STATIC_ESTIMATED_CRD_COST_LIMIT / 100) return;
+  total.mostExpensive.push({ path, cost });
+  total.mostExpensive.sort((a, b) => b.cost - a.cost);
+  total.mostExpensive.splice(4);
+}
+
+interface Ctx {
+  totalCost: TotalCost;
+  base: Environment;
+  table: ObjectTypeTable;
+  regexCache: RegexCache;
+  errors: FieldError[];
+}
+
+function registerAllObjectTypes(env: Environment, table: ObjectTypeTable, decl: DeclType | undefined): void {
+  if (!decl) return;
+  table.typeName(env, decl);
+}
+
+function hasRules(s: JSONSchemaProps | undefined): boolean {
+  if (!s) return false;
+  if ((s['x-kubernetes-validations'] ?? []).length > 0) return true;
+  if (hasRules(s.items)) return true;
+  if (typeof s.additionalProperties === 'object' && hasRules(s.additionalProperties)) return true;
+  return Object.values(s.properties ?? {}).some(hasRules);
+}
+
+function ruleValue(rule: ValidationRule): Record<string, unknown> {
+  return {
+    Rule: rule.rule ?? '',
+    Message: rule.message ?? '',
+    MessageExpression: rule.messageExpression ?? '',
+    Reason: rule.reason ?? null,
+    FieldPath: rule.fieldPath ?? '',
+    OptionalOldSelf: rule.optionalOldSelf ?? null,
+  };
+}
+
+/** getCostErrorMessage in validation.go. */
+export function costErrorMessage(costName: string, cost: number, limit: number): string {
+  const factor = cost / limit;
+  let text: string;
+  if (factor > 100) text = 'more than 100x';
+  else if (factor < 1.5) text = `${factor.toFixed(6)}x`;
+  else text = `${factor.toFixed(1)}x`;
+  return `${costName} exceeds budget by factor of ${text} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
+}
+
+function compileNode(
+  ctx: Ctx,
+  schema: JSONSchemaProps,
+  decl: DeclType,
+  resourceRoot: boolean,
+  path: string,
+  cardinality: number | undefined,
+  uncorrelatablePath: string | undefined,
+): CompiledNode | undefined {
+  const rules = schema['x-kubernetes-validations'] ?? [];
+  const compiledRules: CompiledRule[] = [];
+  if (rules.length > 0) {
+    const selfType = ctx.table.typeName(ctx.base, decl);
+    let plainEnv: Environment | undefined;
+    let optionalEnv: Environment | undefined;
+    const envFor = (optional: boolean) => {
+      if (optional) {
+        optionalEnv ??= ctx.base
+          .clone()
+          .registerVariable('self', selfType)
+          .registerVariable('oldSelf', `optional<${selfType}>`);
+        return optionalEnv;
+      }
+      plainEnv ??= ctx.base.clone().registerVariable('self', selfType).registerVariable('oldSelf', selfType);
+      return plainEnv;
+    };
+    const maxCardinality = cardinality ?? Math.floor(MAX_REQUEST_SIZE_BYTES / (decl.minSerializedSize + 1));
+    const sizes = new Map([
+      ['self', declSizeNode(decl)],
+      ['oldSelf', declSizeNode(decl)],
+    ]);
+    const schemaErrors: FieldError[] = [];
+    const celErrors: FieldError[] = [];
+    rules.forEach((rule, i) => {
+      const rulePath = `${path}.x-kubernetes-validations[${i}]`;
+      const source = rule.rule ?? '';
+      if (source.trim() === '') {
+        schemaErrors.push({
+          type: 'FieldValueRequired',
+          field: `${rulePath}.rule`,
+          badValue: undefined,
+          detail: 'rule is not specified',
+        });
+      } else if ((rule.message ?? '').length > 0 && (rule.message ?? '').trim() === '') {
+        schemaErrors.push({
+          type: 'FieldValueInvalid',
+          field: `${rulePath}.message`,
+          badValue: rule.message,
+          detail: 'must be non-empty if specified',
+        });
+      }
+      if (
+        rule.fieldPath !== undefined &&
+        rule.fieldPath !== '' &&
+        normalizeFieldPath(rule.fieldPath, schema) === undefined
+      ) {
+        schemaErrors.push({
+          type: 'FieldValueInvalid',
+          field: `${rulePath}.fieldPath`,
+          badValue: rule.fieldPath,
+          detail: 'must be a valid path',
+        });
+      }
+    });
+    rules.forEach((rule, i) => {
+      const rulePath = `${path}.x-kubernetes-validations[${i}]`;
+      const compiled: CompiledRule = { rule, usesOldSelf: false, staticCost: 0, messageStaticCost: 0 };
+      compiledRules.push(compiled);
+      const source = rule.rule ?? '';
+      if (source.trim() === '') return;
+      const env = envFor(rule.optionalOldSelf === true);
+      const checked = checkExpression(env, source, ctx.regexCache, DECLARED_VARIABLES);
+      compiled.staticCost = checked.program && checked.type === 'bool' ? expressionCost(checked.program.ast, sizes) : 0;
+      const cost = compiled.staticCost * maxCardinality;
+      if (cost > STATIC_ESTIMATED_COST_LIMIT) {
+        celErrors.push({
+          type: 'FieldValueForbidden',
+          field: `${rulePath}.rule`,
+          badValue: undefined,
+          detail: costErrorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT),
+        });
+      }
+      if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.rule`, cost);
+      if (checked.issue !== undefined) compiled.error = `compilation failed: ${checked.issue}`;
+      else if (checked.type !== 'bool') compiled.error = 'cel expression must evaluate to a bool';
+      if (compiled.error !== undefined) {
+        celErrors.push({
+          type: 'FieldValueInvalid',
+          field: `${rulePath}.rule`,
+          badValue: ruleValue(rule),
+          detail: compiled.error,
+        });
+        return;
+      }
+      compiled.program = checked.program;
+      trackCostIfExpensive(compiled.program, compiled.staticCost);
+      compiled.usesOldSelf = checked.program ? referencesVariable(checked.program.ast, 'oldSelf') : false;
+      if (rule.messageExpression !== undefined && rule.messageExpression !== '') {
+        const message = checkExpression(env, rule.messageExpression, ctx.regexCache, DECLARED_VARIABLES);
+        let messageError: string | undefined;
+        if (message.issue !== undefined) messageError = `messageExpression compilation failed: ${message.issue}`;
+        else if (message.type !== 'string') messageError = 'messageExpression must evaluate to a string';
+        if (messageError !== undefined) {
+          celErrors.push({
+            type: 'FieldValueInvalid',
+            field: `${rulePath}.messageExpression`,
+            badValue: ruleValue(rule),
+            detail: messageError,
+          });
+        } else {
+          compiled.messageExpression = message.program;
+          compiled.messageStaticCost = message.program ? expressionCost(message.program.ast, sizes) : 0;
+          trackCostIfExpensive(compiled.messageExpression, compiled.messageStaticCost);
+          const messageCost = compiled.messageStaticCost * maxCardinality;
+          if (messageCost > STATIC_ESTIMATED_COST_LIMIT) {
+            celErrors.push({
+              type: 'FieldValueForbidden',
+              field: `${rulePath}.messageExpression`,
+              badValue: undefined,
+              detail: costErrorMessage('estimated messageExpression cost', messageCost, STATIC_ESTIMATED_COST_LIMIT),
+            });
+          }
+          if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.messageExpression`, messageCost);
+        }
+      }
+      if (rule.fieldPath !== undefined && rule.fieldPath !== '')
+        compiled.normalizedFieldPath = normalizeFieldPath(rule.fieldPath, schema);
+      if (compiled.usesOldSelf) {
+        if (uncorrelatablePath !== undefined) {
+          celErrors.push({
+            type: 'FieldValueInvalid',
+            field: `${rulePath}.rule`,
+            badValue: rule.rule,
+            detail: `oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatablePath}`,
+          });
+        }
+      } else if (rule.optionalOldSelf !== undefined) {
+        celErrors.push({
+          type: 'FieldValueInvalid',
+          field: `${rulePath}.optionalOldSelf`,
+          badValue: rule.optionalOldSelf,
+          detail: 'may not be set if oldSelf is not used in rule',
+        });
+      }
+    });
+    ctx.errors.push(...schemaErrors);
+    if (schemaErrors.length === 0) ctx.errors.push(...celErrors);
+  }
+
+  const properties = new Map<string, CompiledNode>();
+  const mapType = schema['x-kubernetes-map-type'];
+  const mapCorrelatable = mapType === undefined || mapType === 'granular' || mapType === 'atomic';
+  if (decl.kind === 'object') {
+    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+      if (!hasRules(prop)) continue;
+      const field = decl.byProperty.get(name);
+      const fieldDecl = field?.type ?? schemaDeclType(prop, prop['x-kubernetes-embedded-resource'] === true);
+      if (!fieldDecl) continue;
+      const child = compileNode(
+        ctx,
+        prop,
+        fieldDecl,
+        prop['x-kubernetes-embedded-resource'] === true,
+        `${path}.properties[${name}]`,
+        cardinality,
+        mapCorrelatable ? uncorrelatablePath : (uncorrelatablePath ?? path),
+      );
+      if (child) properties.set(name, child);
+    }
+  }
+  let items: CompiledNode | undefined;
+  if (decl.kind === 'list' && schema.items && hasRules(schema.items)) {
+    const card = cardinality !== undefined && schema.maxItems !== undefined ? cardinality * schema.maxItems : undefined;
+    const listCorrelatable = schema['x-kubernetes-list-type'] === 'map';
+    items = compileNode(
+      ctx,
+      schema.items,
+      decl.elem,
+      schema.items['x-kubernetes-embedded-resource'] === true,
+      `${path}.items`,
+      card,
+      listCorrelatable ? uncorrelatablePath : (uncorrelatablePath ?? path),
+    );
+  }
+  let additionalProperties: CompiledNode | undefined;
+  const ap = schema.additionalProperties;
+  if (decl.kind === 'map' && typeof ap === 'object' && hasRules(ap)) {
+    const card =
+      cardinality !== undefined && schema.maxProperties !== undefined ? cardinality * schema.maxProperties : undefined;
+    additionalProperties = compileNode(
+      ctx,
+      ap,
+      decl.elem,
+      ap['x-kubernetes-embedded-resource'] === true,
+      `${path}.additionalProperties`,
+      card,
+      uncorrelatablePath,
+    );
+  }
+  if (compiledRules.length === 0 && properties.size === 0 && !items && !additionalProperties) return undefined;
+  return {
+    decl,
+    convert: converterFor(decl, (d) => ctx.table.classOf(d)),
+    usesOldSelf: compiledRules.some((r) => r.usesOldSelf),
+    mapCorrelatable,
+    schemaType: schema.type ?? '',
+    resourceRoot,
+    rules: compiledRules,
+    properties,
+    items,
+    additionalProperties,
+  };
+}
+
+/** Compiles the CEL rules of a structural schema: the compiled tree for evaluate() plus the CRD-time errors. */
+export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileOptions = {}): CompileResult {
+  const shared = options.environment ?? createCelEnvironment();
+  const regexCache = shared.regexCache;
+  // object types are registered on a child: the shared environment stays as it is (cloning freezes it)
+  const base = shared.env.clone();
+  const table = new ObjectTypeTable();
+  const isRoot = options.isResourceRoot ?? true;
+  const errors: FieldError[] = [];
+  const decl = schemaDeclType(openAPIV3Schema, isRoot);
+  if (!decl || !hasRules(openAPIV3Schema)) return { compiled: { objectClasses: table }, errors };
+  registerAllObjectTypes(base, table, decl);
+  const totalCost: TotalCost = { total: 0, mostExpensive: [] };
+  const basePath = options.basePath ?? 'openAPIV3Schema';
+  const root = compileNode(
+    { base, table, regexCache, errors, totalCost },
+    openAPIV3Schema,
+    decl,
+    isRoot,
+    basePath,
+    1,
+    undefined,
+  );
+  if (totalCost.total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
+    for (const expensive of totalCost.mostExpensive) {
+      errors.push({
+        type: 'FieldValueForbidden',
+        field: expensive.path,
+        badValue: undefined,
+        detail: 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema',
+      });
+    }
+    errors.push({
+      type: 'FieldValueForbidden',
+      field: basePath,
+      badValue: undefined,
+      detail: costErrorMessage(
+        'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
+        totalCost.total,
+        STATIC_ESTIMATED_CRD_COST_LIMIT,
+      ),
+    });
+  }
+  return { compiled: { root, objectClasses: table }, errors };
+}

@@ -1,0 +1,362 @@
+/**
+ * Cost of a CEL expression in cel-go's units. The static estimate follows cel-go's checker/cost.go (coster) and the
+ * Kubernetes CostEstimator (k8s.io/apiserver@v0.37.2/pkg/cel/library/cost.go, EstimateCallCost): identifiers 1,
+ * selections on objects/maps 1, literals 0, list/map literals 10/30, comprehensions range x (step + condition),
+ * string scans 0.1 per character, regexes x 0.25 per pattern character, presence tests free. Sizes come from
+ * maxItems/maxLength/maxProperties (SizeNode over declaration types) or, for the runtime check, from the actual
+ * object (the runtime cost is approximated by this estimate with actual sizes).
+ */
+
+/** Size information for a value reachable from a variable: its size and the nodes below it. */
+export interface SizeNode {
+  /** Upper bound of elements / characters / entries (Infinity when unknown). */
+  size(): number;
+  field(name: string): SizeNode | undefined;
+  elem(): SizeNode | undefined;
+  key(): SizeNode | undefined;
+  /** True when the size derives from a variable's declared type (cel-go: the node has a path); list functions of the Kubernetes estimator only know element sizes then. */
+  fromPath?: boolean;
+}
+
+interface Node {
+  op: string;
+  args: unknown;
+  checkedType?: { kind?: string; name?: string; valueType?: { name?: string; kind?: string } };
+}
+
+const STRING_FACTOR = 0.1;
+const REGEX_FACTOR = 0.25;
+const MAX_NAME_FORMAT_REGEX_SIZE = 128;
+const UNKNOWN: SizeNode = { size: () => Infinity, field: () => undefined, elem: () => undefined, key: () => undefined };
+
+const isNode = (x: unknown): x is Node => typeof x === 'object' && x !== null && 'op' in x && 'args' in x;
+const factor = (size: number, f: number) => (size === Infinity ? Infinity : Math.ceil(size * f));
+/** Sizes of values nothing is known about: Infinity for the static estimate (cel-go: MaxUint64), 0 at runtime. */
+const sizeOf = (n: SizeNode | undefined, ctx: Ctx) => {
+  const v = n ? n.size() : Infinity;
+  return v === Infinity ? ctx.unknown : v;
+};
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+export function fixedSize(n: number, elem?: SizeNode): SizeNode {
+  return { size: () => n, field: () => undefined, elem: () => elem, key: () => undefined };
+}
+
+type Scope = ReadonlyMap<string, SizeNode | undefined>;
+interface Ctx {
+  vars: Scope;
+  unknown: number;
+}
+
+interface Estimate {
+  cost: number;
+  size?: SizeNode;
+}
+
+function runes(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+/** 'string', 'bytes', 'int', ... for primitives; 'list', 'map', 'message', 'dyn', 'optional' otherwise. */
+function kindOf(node: Node): string | undefined {
+  const t = node.checkedType;
+  return t?.kind === 'primitive' ? t.name : t?.kind;
+}
+
+const SCALAR_KINDS = new Set([
+  'int',
+  'uint',
+  'double',
+  'bool',
+  'google.protobuf.Duration',
+  'google.protobuf.Timestamp',
+]);
+
+/** computeTypeSize in cel-go: scalars (and optionals of scalars) have size 1 when nothing else is known. */
+function isScalar(t: Node['checkedType']): boolean {
+  if (!t) return false;
+  if (t.kind === 'optional') return SCALAR_KINDS.has(t.valueType?.name ?? '');
+  return SCALAR_KINDS.has(t.name ?? '');
+}
+
+function walk(node: unknown, ctx: Ctx): Estimate {
+  const estimate = walkNode(node, ctx);
+  if (estimate.size === undefined && isNode(node) && isScalar(node.checkedType))
+    return { ...estimate, size: fixedSize(1) };
+  return estimate;
+}
+
+function walkNode(node: unknown, ctx: Ctx): Estimate {
+  if (!isNode(node)) return { cost: 0 };
+  const a = node.args;
+  switch (node.op) {
+    case 'value':
+      if (typeof a === 'string') return { cost: 0, size: fixedSize(runes(a)) };
+      if (a instanceof Uint8Array) return { cost: 0, size: fixedSize(a.length) };
+      return { cost: 0, size: fixedSize(1) };
+    case 'id':
+      // cel-go sizes identifiers by path; the API server's size estimator ignores the first path element, so
+      // an identifier that is not a variable (a type name like `int`) is sized like `self`.
+      return { cost: 1, size: ctx.vars.has(a as string) ? ctx.vars.get(a as string) : ctx.vars.get('self') };
+    case '.':
+    case '.?': {
+      const [operand, name] = a as [Node, string];
+      const o = walk(operand, ctx);
+      const k = kindOf(operand);
+      const selectCost = k === 'message' || k === 'map' || k === 'dyn' || k === undefined ? 1 : 0;
+      return { cost: o.cost + selectCost, size: o.size?.field(name) };
+    }
+    case '[]':
+    case '[?]': {
+      const [operand, index] = a as [Node, Node];
+      const o = walk(operand, ctx);
+      const i = walk(index, ctx);
+      return { cost: o.cost + i.cost + 1, size: o.size?.elem() };
+    }
+    case 'list': {
+      const items = (a as Node[]).map((x) => walk(x, ctx));
+      const maxElem = Math.max(0, ...items.map((x) => sizeOf(x.size, ctx)));
+      return { cost: 10 + sum(items.map((x) => x.cost)), size: fixedSize(items.length, fixedSize(maxElem)) };
+    }
+    case 'map': {
+      const entries = (a as Array<[Node, Node]>).map(([k, v]) => [walk(k, ctx), walk(v, ctx)] as const);
+      return { cost: 30 + sum(entries.map(([k, v]) => k.cost + v.cost)), size: fixedSize(entries.length) };
+    }
+    case '||':
+    case '&&': {
+      const [l, r] = (a as Node[]).map((x) => walk(x, ctx)) as [Estimate, Estimate];
+      return { cost: l.cost + r.cost };
+    }
+    case '?:': {
+      const [c, t, f] = (a as Node[]).map((x) => walk(x, ctx)) as [Estimate, Estimate, Estimate];
+      return {
+        cost: c.cost + Math.max(t.cost, f.cost),
+        size: sizeOf(t.size, ctx) >= sizeOf(f.size, ctx) ? t.size : f.size,
+      };
+    }
+    case '!_':
+    case '-_':
+      return { cost: walk(a, ctx).cost + 1 };
+    case 'call':
+      return call(node, (a as [string, Node[]])[0], undefined, (a as [string, Node[]])[1], ctx);
+    case 'rcall': {
+      const [name, receiver, args] = a as [string, Node, Node[]];
+      return call(node, name, receiver, args, ctx);
+    }
+    default: {
+      if (!Array.isArray(a) || a.length !== 2) return { cost: 1 };
+      const [ln, rn] = a as [Node, Node];
+      const l = walk(ln, ctx);
+      const r = walk(rn, ctx);
+      const args = l.cost + r.cost;
+      switch (node.op) {
+        case '==':
+        case '!=': {
+          // the Kubernetes estimator prices equality of its opaque types (EstimateCallCost "_==_")
+          const t = ln.checkedType?.name ?? '';
+          if (OPAQUE_EQUALITY_COST[t] !== undefined) return { cost: (OPAQUE_EQUALITY_COST[t] as number) + args };
+          return { cost: factor(Math.min(sizeOf(l.size, ctx), sizeOf(r.size, ctx)), STRING_FACTOR) + args };
+        }
+        case '<':
+        case '<=':
+        case '>':
+        case '>=': {
+          const k = kindOf(ln);
+          if (k === 'string' || k === 'bytes')
+            return { cost: factor(Math.min(sizeOf(l.size, ctx), sizeOf(r.size, ctx)), STRING_FACTOR) + args };
+          return { cost: 1 + args };
+        }
+        case '+': {
+          const k = kindOf(ln);
+          const total = sizeOf(l.size, ctx) + sizeOf(r.size, ctx);
+          if (k === 'string' || k === 'bytes')
+            return { cost: factor(total, STRING_FACTOR) + args, size: fixedSize(total) };
+          if (k === 'list') return { cost: 1 + args, size: fixedSize(total, l.size?.elem() ?? r.size?.elem()) };
+          return { cost: 1 + args };
+        }
+        case 'in':
+          return { cost: (kindOf(rn) === 'list' ? sizeOf(r.size, ctx) : 1) + args };
+        default:
+          return { cost: 1 + args };
+      }
+    }
+  }
+}
+
+const OPAQUE_EQUALITY_COST: Record<string, number> = {
+  'kubernetes.Quantity': 1,
+  'kubernetes.Semver': 1,
+  'net.IP': 1,
+  'net.CIDR': 1,
+  'kubernetes.NamedFormat': Math.ceil(64 * STRING_FACTOR),
+  'kubernetes.URL': 1,
+};
+
+const ONE_VAR_MACROS: Record<string, (step: number) => number> = {
+  // per iteration: loop step + loop condition, from the macro expansions in cel-go parser/macro.go
+  all: (p) => 1 + p + 2,
+  exists: (p) => 1 + p + 3,
+  exists_one: (p) => p + 2,
+  map: (t) => 12 + t,
+  filter: (p) => p + 13,
+};
+const TWO_VAR_MACROS: Record<string, (parts: number[]) => number> = {
+  all: ([p = 0]) => 1 + p + 2,
+  exists: ([p = 0]) => 1 + p + 3,
+  existsOne: ([p = 0]) => p + 2,
+  transformList: (parts) => (parts.length === 2 ? (parts[0] ?? 0) + 13 + (parts[1] ?? 0) : 12 + (parts[0] ?? 0)),
+  transformMap: (parts) => (parts.length === 2 ? (parts[0] ?? 0) + 2 + (parts[1] ?? 0) : 2 + (parts[0] ?? 0)),
+  transformMapEntry: (parts) => (parts.length === 2 ? (parts[0] ?? 0) + 2 + (parts[1] ?? 0) : 2 + (parts[0] ?? 0)),
+};
+
+function comprehension(name: string, receiver: Node, args: Node[], ctx: Ctx): Estimate | undefined {
+  const range = walk(receiver, ctx);
+  const n = sizeOf(range.size, ctx);
+  const rangeKind = kindOf(receiver);
+  const twoVar = args.length >= 3 && args[1]?.op === 'id' && name !== 'map' && name !== 'filter';
+  const innerVars = new Map(ctx.vars);
+  const inner: Ctx = { ...ctx, vars: innerVars };
+  if (twoVar) {
+    const perIteration = TWO_VAR_MACROS[name];
+    if (!perIteration) return undefined;
+    innerVars.set(args[0]?.args as string, rangeKind === 'list' ? fixedSize(0) : (range.size?.key() ?? UNKNOWN));
+    innerVars.set(args[1]?.args as string, range.size?.elem());
+    const parts = args.slice(2).map((x) => walk(x, inner).cost);
+    const step = perIteration(parts);
+    const init = name.startsWith('transform') ? (name === 'transformList' ? 10 : 30) : 0;
+    return { cost: range.cost + init + 1 + (n === Infinity ? Infinity : n * step), size: range.size };
+  }
+  const perIteration = ONE_VAR_MACROS[name];
+  if (!perIteration || args.length < 2) return undefined;
+  innerVars.set(args[0]?.args as string, rangeKind === 'map' ? (range.size?.key() ?? UNKNOWN) : range.size?.elem());
+  let step: number;
+  if (name === 'map' && args.length === 3) step = walk(args[1], inner).cost + 13 + walk(args[2], inner).cost;
+  else step = perIteration(walk(args[1], inner).cost);
+  const init = name === 'map' || name === 'filter' ? 10 : 0;
+  const result = name === 'exists_one' ? 2 : 1;
+  return {
+    cost: range.cost + init + result + (n === Infinity || step === Infinity ? Infinity : n * step),
+    size: range.size,
+  };
+}
+
+function call(_node: Node, name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): Estimate {
+  if (receiver && args[0]?.op === 'id' && (name in ONE_VAR_MACROS || name in TWO_VAR_MACROS)) {
+    const c = comprehension(name, receiver, args, ctx);
+    if (c) return c;
+  }
+  if (receiver?.op === 'id' && receiver.args === 'cel' && name === 'bind') {
+    const [v, value, body] = args as [Node, Node, Node];
+    const bound = walk(value, ctx);
+    const innerVars = new Map(ctx.vars);
+    const inner: Ctx = { ...ctx, vars: innerVars };
+    innerVars.set(v.args as string, bound.size);
+    const b = walk(body, inner);
+    return { cost: bound.cost + b.cost, size: b.size };
+  }
+  if (name === 'has' && !receiver) {
+    const inner = args[0];
+    if (isNode(inner) && (inner.op === '.' || inner.op === '.?'))
+      return { cost: walk((inner.args as [Node])[0], ctx).cost };
+  }
+  const isNamespace =
+    receiver?.op === 'id' &&
+    ['sets', 'strings', 'format', 'ip'].includes(receiver.args as string) &&
+    !ctx.vars.has(receiver.args as string);
+  const target = receiver && !isNamespace ? walk(receiver, ctx) : undefined;
+  const parts = args.map((x) => walk(x, ctx));
+  const argCost = (target?.cost ?? 0) + sum(parts.map((x) => x.cost));
+  const t = sizeOf(target?.size, ctx);
+  const a0 = sizeOf(parts[0]?.size, ctx);
+  const a1 = sizeOf(parts[1]?.size, ctx);
+  const fixed = (n: number, size?: SizeNode): Estimate => ({ cost: n + argCost, size });
+  const fullName = isNamespace ? `${receiver?.args as string}.${name}` : name;
+  switch (fullName) {
+    case 'size':
+      return fixed(1);
+    case 'startsWith':
+    case 'endsWith':
+      return fixed(factor(a0, STRING_FACTOR));
+    case 'contains':
+      return fixed(factor(t, STRING_FACTOR) * factor(a0, STRING_FACTOR));
+    case 'matches':
+    case 'k8s_matches':
+      return receiver
+        ? fixed(factor(t + 1, STRING_FACTOR) * factor(a0, REGEX_FACTOR))
+        : fixed(factor(a0 + 1, STRING_FACTOR) * factor(a1, REGEX_FACTOR));
+    case 'find':
+    case 'findAll':
+      return fixed(factor(t + 1, STRING_FACTOR) * factor(a0, REGEX_FACTOR), fixedSize(t));
+    case 'k8s_format':
+      return fixed(factor(t, STRING_FACTOR));
+    case 'strings.quote':
+      return fixed(factor(a0, STRING_FACTOR), fixedSize(a0 * 2 + 2));
+    case 'isSorted':
+    case 'sum':
+    case 'max':
+    case 'min':
+    case 'k8s_indexOf':
+    case 'k8s_lastIndexOf': {
+      if (target && kindOf(receiver as Node) === 'list') {
+        const elemKind = (receiver as Node).checkedType?.name ?? '';
+        const elemSize = target.size?.fromPath ? sizeOf(target.size.elem(), ctx) : ctx.unknown;
+        const elemCost = /list<(string|bytes)>/.test(elemKind) ? 1 + factor(elemSize, STRING_FACTOR) : 1;
+        return fixed(t === Infinity ? Infinity : t * elemCost);
+      }
+      if (name === 'k8s_indexOf' || name === 'k8s_lastIndexOf') return fixed(1);
+      return fixed(factor(t, STRING_FACTOR));
+    }
+    case 'url':
+      return fixed(factor(a0, STRING_FACTOR), parts[0]?.size);
+    case 'k8s_lowerAscii':
+    case 'k8s_upperAscii':
+    case 'k8s_substring':
+    case 'k8s_trim':
+      return fixed(factor(t, STRING_FACTOR), target?.size);
+    case 'k8s_replace':
+    case 'k8s_split':
+      return fixed(factor(t, 2 * STRING_FACTOR));
+    case 'join': {
+      const elemSize = target?.size?.fromPath ? sizeOf(target.size.elem(), ctx) : ctx.unknown;
+      const total = t * elemSize + (parts[0] ? a0 * Math.max(0, t - 1) : 0);
+      return fixed(factor(total, STRING_FACTOR), fixedSize(total));
+    }
+    case 'cidr':
+    case 'isIP':
+    case 'isCIDR':
+    case 'quantity':
+    case 'isQuantity':
+    case 'semver':
+    case 'isSemver':
+      return fixed(factor(a0, STRING_FACTOR));
+    case 'ip':
+      return receiver ? fixed(1) : fixed(factor(a0, STRING_FACTOR));
+    case 'ip.isCanonical':
+      return fixed(factor(a0, 2 * STRING_FACTOR));
+    case 'containsIP':
+      return fixed(4 + (kindOf(args[0] as Node) === 'string' ? factor(a0, STRING_FACTOR) : 0));
+    case 'containsCIDR':
+      return fixed(4 + 2 + 1 + (kindOf(args[0] as Node) === 'string' ? factor(a0, STRING_FACTOR) : 0));
+    case 'validate':
+      return fixed(factor(factor(a0, STRING_FACTOR), MAX_NAME_FORMAT_REGEX_SIZE * REGEX_FACTOR));
+    case 'sets.contains':
+    case 'sets.equivalent':
+    case 'sets.intersects':
+      return fixed(
+        a0 === Infinity || a1 === Infinity ? Infinity : Math.max(1, a0 * a1 * (fullName === 'sets.equivalent' ? 2 : 1)),
+      );
+    default:
+      return fixed(1);
+  }
+}
+
+/** The cost of one checked expression (its @marcbachmann/cel-js AST) given the sizes of its variables. */
+export function expressionCost(
+  ast: unknown,
+  variables: ReadonlyMap<string, SizeNode | undefined>,
+  options: { unknownSize?: number } = {},
+): number {
+  return walk(ast, { vars: variables, unknown: options.unknownSize ?? Infinity }).cost;
+}

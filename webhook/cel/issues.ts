@@ -1,0 +1,260 @@
+/**
+ * @marcbachmann/cel-js parse/check errors -> cel-go issue text (`ERROR: <input>:1:15: found no matching overload
+ * for '_==_' applied to '(int, string)'` plus the source snippet and caret), located where cel-go locates them:
+ * operators at the operator token, calls at '(', selections at '.', identifiers at their start.
+ * Sources: github.com/google/cel-go@v0.29.2/common/error.go (ToDisplayString), checker/errors.go, parser/parser.go.
+ */
+import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
+
+interface ErrorNode {
+  op?: string;
+  args?: unknown;
+  pos?: number;
+  start?: number;
+  end?: number;
+  input?: string;
+}
+
+/** The subset of a @marcbachmann/cel-js error the translation reads. */
+export interface LibraryError {
+  name?: string;
+  code?: string;
+  summary?: string;
+  message: string;
+  node?: ErrorNode;
+  range?: { start: number; end: number };
+}
+
+const OPERATOR_NAMES: Record<string, string> = {
+  '==': '_==_',
+  '!=': '_!=_',
+  '<': '_<_',
+  '<=': '_<=_',
+  '>': '_>_',
+  '>=': '_>=_',
+  '+': '_+_',
+  '-': '_-_',
+  '*': '_*_',
+  '/': '_/_',
+  '%': '_%_',
+  in: '@in',
+  '!': '!_',
+  '[]': '_[_]',
+};
+
+const RENAMED_BACK = new Map([...OVERRIDDEN_STRING_FUNCTIONS].map(([from, to]) => [to, from]));
+
+/** marc type names -> cel-go's FormatCELType. */
+export function celGoTypeName(t: string): string {
+  let s = t.trim();
+  s = s.replace(/\b(list|map|optional)<([^<>]*)>/g, (_m, kind: string, inner: string) => {
+    const k = kind === 'optional' ? 'optional_type' : kind;
+    return `${k}(${inner})`;
+  });
+  while (/\b(list|map|optional)<([^<>]*)>/.test(s)) s = celGoTypeName(s);
+  return s.replace(/\bnull\b/g, 'null_type');
+}
+
+function lineCol(input: string, offset: number): { line: number; col: number; text: string } {
+  const before = input.slice(0, offset);
+  const line = before.split('\n').length;
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const lineEnd = input.indexOf('\n', lineStart);
+  return {
+    line,
+    col: Array.from(input.slice(lineStart, offset)).length,
+    text: input.slice(lineStart, lineEnd < 0 ? undefined : lineEnd),
+  };
+}
+
+/** common.Error.ToDisplayString for one issue. */
+export function displayIssue(input: string, offset: number, message: string): string {
+  const { line, col, text } = lineCol(input, offset);
+  const snippet = text.replace(/\t/g, ' ');
+  let dots = '';
+  const chars = Array.from(snippet);
+  for (let i = 0; i < col && i < chars.length; i++)
+    dots += (chars[i] ?? '').length > 1 || (chars[i]?.codePointAt(0) ?? 0) > 0x7f ? '\uff0e' : '.';
+  const caretChar = chars[col];
+  const caret = caretChar !== undefined && (caretChar.codePointAt(0) ?? 0) > 0x7f ? '\uff3e' : '^';
+  return `ERROR: <input>:${line}:${col + 1}: ${message}\n | ${snippet}\n | ${dots}${caret}`;
+}
+
+/** The offset of `token` in input between from and to, skipping nothing but searching forward. */
+function find(input: string, token: string, from: number, to = input.length): number {
+  const i = input.slice(from, to).indexOf(token);
+  return i < 0 ? from : from + i;
+}
+
+function childRange(x: unknown): { start: number; end: number } | undefined {
+  if (x && typeof x === 'object' && 'start' in x && 'end' in x) return x as { start: number; end: number };
+  return undefined;
+}
+
+/** Where cel-go would locate an error on this node. */
+function celGoOffset(node: ErrorNode, input: string): number {
+  const start = node.start ?? node.pos ?? 0;
+  const args = node.args;
+  switch (node.op) {
+    case '.':
+    case '.?': {
+      const operand = Array.isArray(args) ? childRange(args[0]) : undefined;
+      return find(input, '.', operand?.end ?? start);
+    }
+    case '[]':
+    case '[?]': {
+      const operand = Array.isArray(args) ? childRange(args[0]) : undefined;
+      return find(input, '[', operand?.end ?? start);
+    }
+    case 'call':
+      return find(input, '(', start);
+    case 'rcall': {
+      const receiver = Array.isArray(args) ? childRange(args[1]) : undefined;
+      const name = Array.isArray(args) ? String(args[0]) : '';
+      const at = find(input, name, receiver?.end ?? start);
+      return find(input, '(', at);
+    }
+    case '!_':
+    case '-_':
+      return start;
+    default: {
+      if (node.op && OPERATOR_NAMES[node.op] !== undefined && Array.isArray(args)) {
+        const l = childRange(args[0]);
+        const r = childRange(args[1]);
+        return find(input, node.op, l?.end ?? start, r?.start);
+      }
+      return start;
+    }
+  }
+}
+
+function overloadMessage(summary: string): string | undefined {
+  let m = /^no such overload: (.+) (==|!=|<=|>=|<|>|\+|-|\*|\/|%|in) (.+)$/.exec(summary);
+  if (m)
+    return `found no matching overload for '${OPERATOR_NAMES[m[2] ?? '']}' applied to '(${celGoTypeName(m[1] ?? '')}, ${celGoTypeName(m[3] ?? '')})'`;
+  m = /^no such overload: ([!-])(.+)$/.exec(summary);
+  if (m)
+    return `found no matching overload for '${m[1] === '!' ? '!_' : '-_'}' applied to '(${celGoTypeName(m[2] ?? '')})'`;
+  m = /^found no matching overload for '(?:(.+)\.)?(\w+)\((.*)\)'$/.exec(summary);
+  if (m) {
+    const name = RENAMED_BACK.get(m[2] ?? '') ?? m[2];
+    const args = (m[3] ?? '')
+      .split(/,\s*(?![^<]*>)/)
+      .filter((x) => x !== '')
+      .map(celGoTypeName)
+      .join(', ');
+    return m[1] !== undefined
+      ? `found no matching overload for '${name}' applied to '${celGoTypeName(m[1])}.(${args})'`
+      : `found no matching overload for '${name}' applied to '(${args})'`;
+  }
+  return undefined;
+}
+
+const TOKEN_TEXT: Record<string, string> = {
+  EOF: '<EOF>',
+  PLUS: '+',
+  MINUS: '-',
+  MULTIPLY: '*',
+  DIVIDE: '/',
+  MODULO: '%',
+  EQ: '==',
+  NE: '!=',
+  LT: '<',
+  LE: '<=',
+  GT: '>',
+  GE: '>=',
+  AND: '&&',
+  OR: '||',
+  NOT: '!',
+  IN: 'in',
+  LPAREN: '(',
+  RPAREN: ')',
+  LBRACKET: '[',
+  RBRACKET: ']',
+  LBRACE: '{',
+  RBRACE: '}',
+  DOT: '.',
+  COMMA: ',',
+  COLON: ':',
+  QUESTION: '?',
+};
+
+/** What the CEL grammar (ANTLR) expects where an expression starts. */
+const EXPRESSION_START =
+  "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}";
+
+/**
+ * ANTLR's wording for the common syntax errors (cel-go parser), from @marcbachmann/cel-js parse errors.
+ * Returns one or more issues; falls back to the library's text.
+ */
+function syntaxIssues(summary: string, input: string, offset: number): string[] {
+  let m = /^Unexpected token: (\w+)$/.exec(summary);
+  if (m) {
+    const tok = TOKEN_TEXT[m[1] ?? ''] ?? m[1];
+    if (m[1] === 'EOF')
+      return [displayIssue(input, offset, `Syntax error: mismatched input '<EOF>' expecting ${EXPRESSION_START}`)];
+    return [displayIssue(input, offset, `Syntax error: extraneous input '${tok}' expecting ${EXPRESSION_START}`)];
+  }
+  m = /^Expected (\w+), got (\w+)$/.exec(summary);
+  if (m) {
+    if (m[1] === 'IDENTIFIER' && m[2] === 'DOT') {
+      return [
+        displayIssue(
+          input,
+          offset,
+          `Syntax error: no viable alternative at input '${input.slice(Math.max(0, offset - 1), offset + 1)}'`,
+        ),
+      ];
+    }
+    const want = TOKEN_TEXT[m[1] ?? ''] ?? m[1];
+    const got = TOKEN_TEXT[m[2] ?? ''] ?? m[2];
+    return [displayIssue(input, offset, `Syntax error: missing '${want}' at '${got}'`)];
+  }
+  if (summary === 'Unterminated string') {
+    return [
+      displayIssue(input, offset, `Syntax error: token recognition error at: '${input.slice(offset)}'`),
+      displayIssue(input, input.length, `Syntax error: mismatched input '<EOF>' expecting ${EXPRESSION_START}`),
+    ];
+  }
+  return [displayIssue(input, offset, `Syntax error: ${summary}`)];
+}
+
+/** The cel-go issue text for a library error raised while parsing or checking `input`. */
+export function toCelGoIssue(error: LibraryError, input: string): string {
+  const node = error.node ?? {};
+  const summary = error.summary ?? error.message.split('\n')[0] ?? '';
+  const offset = celGoOffset(node, input);
+  switch (error.code) {
+    case 'no_such_overload':
+    case 'no_matching_overload':
+      return displayIssue(input, offset, overloadMessage(summary) ?? summary);
+    case 'no_such_key': {
+      const field = /^No such key: (.*)$/.exec(summary)?.[1] ?? '';
+      return displayIssue(input, offset, `undefined field '${field}'`);
+    }
+    case 'unknown_variable': {
+      const name = /^Unknown variable: (.*)$/.exec(summary)?.[1] ?? '';
+      return displayIssue(input, offset, `undeclared reference to '${name}' (in container '')`);
+    }
+    case 'cannot_index_type': {
+      const type = /'(.*)'/.exec(summary)?.[1] ?? '';
+      if (node.op === '.' || node.op === '.?')
+        return displayIssue(input, offset, `type '${celGoTypeName(type)}' does not support field selection`);
+      return displayIssue(input, offset, summary);
+    }
+    case 'heterogeneous_list_element':
+    case 'heterogeneous_map_key':
+    case 'heterogeneous_map_value': {
+      const m = /expected type '(.*)' but found '(.*)'/.exec(summary);
+      return displayIssue(
+        input,
+        node.start ?? offset,
+        m ? `expected type '${celGoTypeName(m[1] ?? '')}' but found '${celGoTypeName(m[2] ?? '')}'` : summary,
+      );
+    }
+    default:
+      if (error.name === 'ParseError')
+        return syntaxIssues(summary, input, node.start ?? error.range?.start ?? 0).join('\n');
+      return displayIssue(input, offset, summary);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * CEL ordering and equality on runtime values, as cel-go defines them (traits.Comparer, ref.Val.Equal).
+ * Strings compare by UTF-8 bytes (= code points), like Go.
+ */
+import { Duration } from '@marcbachmann/cel-js/evaluator';
+
+export type CelComparable = bigint | number | boolean | string | Date | Duration | Uint8Array;
+
+function sign(n: number): number {
+  return n < 0 ? -1 : n > 0 ? 1 : 0;
+}
+
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const ia = a[Symbol.iterator]();
+  const ib = b[Symbol.iterator]();
+  for (;;) {
+    const x = ia.next();
+    const y = ib.next();
+    if (x.done || y.done) return x.done && y.done ? 0 : x.done ? -1 : 1;
+    const cx = x.value.codePointAt(0) ?? 0;
+    const cy = y.value.codePointAt(0) ?? 0;
+    if (cx !== cy) return cx < cy ? -1 : 1;
+  }
+}
+
+/** -1, 0 or 1. Mixed int/double compare numerically (CrossTypeNumericComparisons). */
+export function celCompare(a: CelComparable, b: CelComparable): number {
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
+  if (typeof a === 'boolean' && typeof b === 'boolean') return a === b ? 0 : a ? 1 : -1;
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) {
+    if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
+    return sign(Number(a) - Number(b));
+  }
+  if (a instanceof Date && b instanceof Date) return sign(a.getTime() - b.getTime());
+  if (a instanceof Duration && b instanceof Duration) {
+    if (a.seconds !== b.seconds) return a.seconds < b.seconds ? -1 : 1;
+    return sign(a.nanos - b.nanos);
+  }
+  if (a instanceof Uint8Array && b instanceof Uint8Array) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number) ? -1 : 1;
+    return sign(a.length - b.length);
+  }
+  return 0;
+}
+
+/** CEL runtime equality (heterogeneous: 1 == 1.0, lists and maps element-wise, objects field-wise). */
+export function celEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) {
+    // biome-ignore lint/suspicious/noDoubleEquals: CEL compares int and double numerically
+    return a == b;
+  }
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (a instanceof Duration && b instanceof Duration) return a.seconds === b.seconds && a.nanos === b.nanos;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return celCompare(a, b) === 0 && a.length === b.length;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
+  if (a instanceof Map && b instanceof Map) {
+    if (a.constructor !== b.constructor || a.size !== b.size) return false;
+    for (const [k, v] of a) if (!b.has(k) || !celEquals(v, b.get(k))) return false;
+    return true;
+  }
+  if (typeof (a as { equals?: unknown }).equals === 'function') return (a as { equals(o: unknown): boolean }).equals(b);
+  return false;
+}

@@ -1,0 +1,182 @@
+/**
+ * cel-go two-variable comprehensions (ext.TwoVarComprehensions, Kubernetes 1.32+): all(k, v, p), exists(k, v, p),
+ * existsOne(k, v, p), transformList(i, v, [filter,] expr), transformMap(k, v, [filter,] expr),
+ * transformMapEntry(k, v, [filter,] expr). Implemented as @marcbachmann/cel-js macros.
+ * Source: github.com/google/cel-go@v0.29.2/ext/comprehensions.go.
+ */
+import type { Environment } from '@marcbachmann/cel-js';
+import { CelFunctionError } from './errors.ts';
+
+/** The parts of @marcbachmann/cel-js's macro API this file uses (lib/macros.js). */
+interface AstNode {
+  op: string;
+  args: unknown;
+}
+interface TypeDecl {
+  kind: string;
+  name: string;
+  keyType?: TypeDecl;
+  valueType?: TypeDecl;
+}
+interface CheckContext {
+  forkWithVariable(name: string, type: TypeDecl): CheckContext;
+}
+interface EvalContext {
+  reuse(parent: unknown): EvalContext;
+  setIterValue(v: unknown, ev: unknown): EvalContext;
+}
+interface Checker {
+  check(node: AstNode, ctx: CheckContext): TypeDecl;
+  getType(name: string): TypeDecl;
+  registry: {
+    getListType(t: TypeDecl): TypeDecl;
+    getMapType(k: TypeDecl, v: TypeDecl): TypeDecl;
+  };
+  createError(code: string, message: string, node: AstNode): Error;
+}
+interface Evaluator {
+  run(node: AstNode, ctx: unknown): unknown;
+}
+interface MacroInput {
+  ast: AstNode;
+  args: AstNode[];
+  receiver: AstNode;
+}
+interface Macro {
+  receiver: AstNode;
+  first: string;
+  second: string;
+  exprs: AstNode[];
+  firstCtx?: CheckContext;
+  secondCtx?: CheckContext;
+}
+
+type Kind = 'all' | 'exists' | 'existsOne' | 'transformList' | 'transformMap' | 'transformMapEntry';
+
+function identifier(node: AstNode | undefined, checkerless: string): string {
+  if (node?.op === 'id' && typeof node.args === 'string') return node.args;
+  throw new CelFunctionError(checkerless);
+}
+
+function entries(v: unknown): Array<[unknown, unknown]> {
+  if (Array.isArray(v)) return v.map((x, i) => [BigInt(i), x]);
+  if (v instanceof Map) return [...v.entries()];
+  if (v && typeof v === 'object') return Object.entries(v);
+  throw new CelFunctionError(`expression of type '${typeof v}' cannot be range of a comprehension`);
+}
+
+function makeMacro(kind: Kind) {
+  return ({ args, receiver }: MacroInput) => {
+    const macro: Macro = {
+      receiver,
+      first: identifier(args[0], `${kind}() variable name must be a simple identifier`),
+      second: identifier(args[1], `${kind}() variable name must be a simple identifier`),
+      exprs: args.slice(2),
+    };
+    return {
+      ...macro,
+      typeCheck(checker: Checker, m: Macro, ctx: CheckContext): TypeDecl {
+        const rt = checker.check(m.receiver, ctx);
+        const isMap = rt.kind === 'map';
+        const dyn = checker.getType('dyn');
+        const firstType = rt.kind === 'list' ? checker.getType('int') : isMap ? (rt.keyType ?? dyn) : dyn;
+        const secondType = rt.kind === 'list' || isMap ? (rt.valueType ?? dyn) : dyn;
+        m.firstCtx = ctx.forkWithVariable(m.first, firstType);
+        m.secondCtx = m.firstCtx.forkWithVariable(m.second, secondType);
+        const types = m.exprs.map((e) => checker.check(e, m.secondCtx as CheckContext));
+        const last = types[types.length - 1] ?? dyn;
+        switch (kind) {
+          case 'all':
+          case 'exists':
+          case 'existsOne':
+            return checker.getType('bool');
+          case 'transformList':
+            return checker.registry.getListType(last);
+          case 'transformMap':
+            return checker.registry.getMapType(firstType, last);
+          case 'transformMapEntry':
+            return last.kind === 'map' ? last : checker.registry.getMapType(dyn, dyn);
+        }
+      },
+      evaluate(ev: Evaluator, m: Macro, ctx: EvalContext): unknown {
+        const range = ev.run(m.receiver, ctx);
+        const firstCtx = m.firstCtx as unknown as EvalContext;
+        const secondCtx = m.secondCtx as unknown as EvalContext;
+        const run = (node: AstNode, k: unknown, v: unknown) => {
+          const c1 = firstCtx.reuse(ctx).setIterValue(k, ev);
+          const c2 = secondCtx.reuse(c1).setIterValue(v, ev);
+          return ev.run(node, c2);
+        };
+        const [e0, e1] = m.exprs as [AstNode, AstNode | undefined];
+        const items = entries(range);
+        switch (kind) {
+          case 'all': {
+            let error: unknown;
+            for (const [k, v] of items) {
+              try {
+                if (run(e0, k, v) === false) return false;
+              } catch (err) {
+                error ??= err;
+              }
+            }
+            if (error) throw error;
+            return true;
+          }
+          case 'exists': {
+            let error: unknown;
+            for (const [k, v] of items) {
+              try {
+                if (run(e0, k, v) === true) return true;
+              } catch (err) {
+                error ??= err;
+              }
+            }
+            if (error) throw error;
+            return false;
+          }
+          case 'existsOne':
+            return items.filter(([k, v]) => run(e0, k, v) === true).length === 1;
+          case 'transformList': {
+            const out: unknown[] = [];
+            for (const [k, v] of items) {
+              if (e1 !== undefined && run(e0, k, v) !== true) continue;
+              out.push(run(e1 ?? e0, k, v));
+            }
+            return out;
+          }
+          case 'transformMap': {
+            const out = new Map<unknown, unknown>();
+            for (const [k, v] of items) {
+              if (e1 !== undefined && run(e0, k, v) !== true) continue;
+              out.set(k, run(e1 ?? e0, k, v));
+            }
+            return out;
+          }
+          case 'transformMapEntry': {
+            const out = new Map<unknown, unknown>();
+            for (const [k, v] of items) {
+              if (e1 !== undefined && run(e0, k, v) !== true) continue;
+              const entry = run(e1 ?? e0, k, v);
+              for (const [ek, evv] of entries(entry)) {
+                if (out.has(ek)) throw new CelFunctionError(`insert failed: key ${String(ek)} already exists`);
+                out.set(ek, evv);
+              }
+            }
+            return out;
+          }
+        }
+      },
+    };
+  };
+}
+
+export function registerTwoVarComprehensions(env: Environment): void {
+  for (const receiver of ['list', 'map']) {
+    for (const kind of ['all', 'exists', 'existsOne', 'transformList', 'transformMap', 'transformMapEntry'] as const) {
+      env.registerFunction(`${receiver}.${kind}(ast, ast, ast): dyn`, makeMacro(kind));
+    }
+    for (const kind of ['transformList', 'transformMap', 'transformMapEntry'] as const) {
+      env.registerFunction(`${receiver}.${kind}(ast, ast, ast, ast): dyn`, makeMacro(kind));
+    }
+  }
+}

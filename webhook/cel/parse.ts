@@ -1,0 +1,185 @@
+/**
+ * Parsing with @marcbachmann/cel-js plus the rewrites our environment needs before type checking:
+ * string-extension calls the library implements with JavaScript semantics are renamed to our `k8s_*`
+ * overloads (see library/strings.ts). Also AST queries: variable references and regex literals.
+ */
+import type { Environment } from '@marcbachmann/cel-js';
+import { isValidRe2, type RegexCache } from './library/re2.ts';
+import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
+
+export interface ExpressionAst {
+  op: string;
+  args: unknown;
+  start?: number;
+  end?: number;
+}
+
+export interface ParsedExpression {
+  ast: ExpressionAst;
+  check(): { valid: true; type: string } | { valid: false; error: unknown };
+  evaluate(activation: Record<string, unknown>): unknown;
+}
+
+const isAst = (x: unknown): x is ExpressionAst =>
+  typeof x === 'object' && x !== null && 'op' in x && 'args' in x && typeof (x as { op: unknown }).op === 'string';
+
+function children(node: ExpressionAst): ExpressionAst[] {
+  const out: ExpressionAst[] = [];
+  const visit = (x: unknown) => {
+    if (isAst(x)) out.push(x);
+    else if (Array.isArray(x)) for (const y of x) visit(y);
+  };
+  visit(node.args);
+  return out;
+}
+
+function* walk(node: ExpressionAst): Generator<ExpressionAst> {
+  yield node;
+  for (const c of children(node)) yield* walk(c);
+}
+
+function renameOverriddenCalls(ast: ExpressionAst): void {
+  for (const node of walk(ast)) {
+    if (node.op !== 'rcall' || !Array.isArray(node.args)) continue;
+    const renamed = OVERRIDDEN_STRING_FUNCTIONS.get(node.args[0] as string);
+    if (renamed !== undefined) node.args[0] = renamed;
+  }
+}
+
+export function parseExpression(env: Environment, source: string): ParsedExpression {
+  const parsed = env.parse(source) as unknown as {
+    (ctx: Record<string, unknown>): unknown;
+    ast: ExpressionAst;
+    check(): { valid: true; type: string } | { valid: false; error: unknown };
+  };
+  renameOverriddenCalls(parsed.ast);
+  return { ast: parsed.ast, check: () => parsed.check(), evaluate: parsed };
+}
+
+/** Whether the expression refers to the variable `name` (outside comprehensions that rebind it). */
+export function referencesVariable(ast: ExpressionAst, name: string): boolean {
+  for (const node of walk(ast)) if (node.op === 'id' && node.args === name) return true;
+  return false;
+}
+
+/** Offsets of `matches` regex literals that do not compile (cel.ValidateRegexLiterals). */
+export function findRegexLiteralErrors(ast: ExpressionAst, cache: RegexCache): number[] {
+  const offsets: number[] = [];
+  for (const node of walk(ast)) {
+    let literal: unknown;
+    const name = Array.isArray(node.args) ? node.args[0] : undefined;
+    if (node.op === 'rcall' && (name === 'matches' || name === 'k8s_matches'))
+      literal = ((node.args as unknown[])[2] as unknown[])[0];
+    else if (node.op === 'call' && Array.isArray(node.args) && node.args[0] === 'matches')
+      literal = (node.args[1] as unknown[])[0];
+    if (
+      isAst(literal) &&
+      literal.op === 'value' &&
+      typeof literal.args === 'string' &&
+      !isValidRe2(cache, literal.args)
+    ) {
+      offsets.push(literal.start ?? 0);
+    }
+  }
+  return offsets;
+}
+
+const MACRO_NAMES = new Set([
+  'all',
+  'exists',
+  'exists_one',
+  'map',
+  'filter',
+  'existsOne',
+  'transformList',
+  'transformMap',
+  'transformMapEntry',
+]);
+
+/**
+ * `cel.bind` is a @marcbachmann/cel-js built-in, but the Kubernetes environment does not enable cel-go's
+ * bindings extension: the API server reports every identifier of the call as undeclared. Returns the
+ * offsets and names of those identifiers (in source order), or an empty list when the expression has no cel.bind.
+ */
+export function findUnsupportedBindings(
+  ast: ExpressionAst,
+  source: string,
+  declared: ReadonlySet<string>,
+): Array<{ offset: number; name: string }> {
+  const out: Array<{ offset: number; name: string }> = [];
+  for (const node of walk(ast)) {
+    if (node.op !== 'rcall' || !Array.isArray(node.args)) continue;
+    const [name, receiver, args] = node.args as [string, ExpressionAst, ExpressionAst[]];
+    if (name !== 'bind' || receiver.op !== 'id' || receiver.args !== 'cel') continue;
+    out.push({ offset: receiver.start ?? 0, name: 'cel' });
+    out.push({ offset: source.indexOf('(', receiver.end ?? 0), name: 'bind' });
+    const iterationVars = new Set<string>();
+    for (const a of args) {
+      for (const n of walk(a)) {
+        if (n.op === 'rcall' && Array.isArray(n.args) && MACRO_NAMES.has(n.args[0] as string)) {
+          for (const v of n.args[2] as ExpressionAst[]) if (v.op === 'id') iterationVars.add(v.args as string);
+        }
+      }
+    }
+    for (const a of args) {
+      for (const n of walk(a)) {
+        if (n.op === 'id' && !declared.has(n.args as string) && !iterationVars.has(n.args as string)) {
+          out.push({ offset: n.start ?? 0, name: n.args as string });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+interface TypedAst extends ExpressionAst {
+  checkedType?: { name?: string };
+}
+
+function typeName(node: TypedAst): string {
+  const name = node.checkedType?.name ?? 'dyn';
+  return name.startsWith('dyn<') ? 'dyn' : name;
+}
+
+/**
+ * cel.ValidateHomogeneousAggregateLiterals: list and map literals must have elements of one type, except inside
+ * string.format() arguments (the strings extension exempts them). Returns offsets and the two type names.
+ * Source: github.com/google/cel-go@v0.29.2/cel/validator.go (homogeneousAggregateLiteralValidator).
+ */
+export function findHeterogeneousLiterals(
+  ast: ExpressionAst,
+): Array<{ offset: number; expected: string; found: string }> {
+  const out: Array<{ offset: number; expected: string; found: string }> = [];
+  const visit = (node: ExpressionAst, exempt: boolean) => {
+    const isFormat = node.op === 'rcall' && Array.isArray(node.args) && node.args[0] === 'k8s_format';
+    if (!exempt && !isFormat && node.op === 'list' && Array.isArray(node.args)) {
+      let first: string | undefined;
+      for (const el of node.args as TypedAst[]) {
+        const t = typeName(el);
+        if (first === undefined) first = t;
+        else if (t !== first) {
+          out.push({ offset: el.start ?? 0, expected: first, found: t });
+          break;
+        }
+      }
+    }
+    if (!exempt && !isFormat && node.op === 'map' && Array.isArray(node.args)) {
+      let keyType: string | undefined;
+      let valueType: string | undefined;
+      for (const [k, v] of node.args as Array<[TypedAst, TypedAst]>) {
+        const kt = typeName(k);
+        const vt = typeName(v);
+        if (keyType === undefined) {
+          keyType = kt;
+          valueType = vt;
+          continue;
+        }
+        if (kt !== keyType) out.push({ offset: k.start ?? 0, expected: keyType, found: kt });
+        if (vt !== valueType) out.push({ offset: v.start ?? 0, expected: valueType ?? 'dyn', found: vt });
+      }
+    }
+    for (const c of children(node)) visit(c, exempt || isFormat);
+  };
+  visit(ast, false);
+  return out;
+}

@@ -1,0 +1,32 @@
+/**
+ * Runtime errors of @marcbachmann/cel-js and our library functions -> cel-go's error texts, as the API server
+ * prints them after "<error> evaluating rule: ...". Source: github.com/google/cel-go@v0.29.2/common/types/err.go, list.go.
+ */
+import { CelFunctionError } from './library/errors.ts';
+
+const REWRITES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
+  [/^No such key: index out of bounds, index (-?\d+) .*$/, (m) => `index out of bounds: ${m[1]}`],
+  [/^No such key: (.*)$/, (m) => `no such key: ${m[1]}`],
+  [/^integer overflow.*$/, () => 'integer overflow'],
+  [/^modulo by zero$/, () => 'modulus by zero'],
+  [/^division by zero$/, () => 'division by zero'],
+  [/^no such overload.*$/, () => 'no such overload'],
+  [/^int\(\) type error.*$/, () => "type conversion error from 'string' to 'int'"],
+  [/^uint\(\) type error.*$/, () => "type conversion error from 'string' to 'uint'"],
+  [/^double\(\) type error.*$/, () => "type conversion error from 'string' to 'double'"],
+  [/^bool\(\) type error.*$/, () => "type conversion error from 'string' to 'bool'"],
+  [/^Invalid duration string.*$/, () => "type conversion error from 'string' to 'google.protobuf.Duration'"],
+  [/^timestamp\(\) requires a string.*$/, () => "type conversion error from 'string' to 'google.protobuf.Timestamp'"],
+  [/^found no matching overload.*$/, () => 'no such overload'],
+];
+
+export function runtimeErrorText(error: unknown): string {
+  if (error instanceof CelFunctionError) return error.message;
+  const e = error as { summary?: string; message?: string };
+  const summary = e.summary ?? (e.message ?? String(error)).split('\n')[0] ?? '';
+  for (const [re, f] of REWRITES) {
+    const m = re.exec(summary);
+    if (m) return f(m);
+  }
+  return summary;
+}
