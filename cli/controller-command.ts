@@ -1,0 +1,97 @@
+import { parseArgs } from 'node:util';
+import { parseDuration } from '../controller/duration.ts';
+import type { ControllerProcessOptions } from '../controller/process.ts';
+import { type CommandIO, UsageError } from './usage.ts';
+
+/** The default container image (a unit test keeps it equal to controller/reconcile/children.ts DEFAULT_IMAGE). */
+export const DEFAULT_CONTROLLER_IMAGE = 'nginx:1.27-alpine';
+
+export const controllerUsage =
+  'staticsite controller [--kubeconfig F] [--namespace NS] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]';
+
+function positiveInt(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
+  return n;
+}
+
+function duration(name: string, value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new UsageError(`--${name}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * `staticsite controller`: runs the StaticSite controller until SIGTERM/SIGINT (exit 0 after a
+ * graceful shutdown) or until leadership is lost (exit 1, so the pod restarts as a candidate).
+ */
+export async function controllerCommand(args: string[], io: CommandIO): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      kubeconfig: { type: 'string' },
+      namespace: { type: 'string', default: '' },
+      'records-dir': { type: 'string', default: '/var/lib/staticsite/records' },
+      workers: { type: 'string', default: '4' },
+      'leader-elect': { type: 'boolean', default: false },
+      'leader-elect-namespace': { type: 'string' },
+      'leader-elect-lease-duration': { type: 'string', default: '15s' },
+      'leader-elect-renew-deadline': { type: 'string', default: '10s' },
+      'leader-elect-retry-period': { type: 'string', default: '2s' },
+      'metrics-port': { type: 'string', default: '8081' },
+      'metrics-bind-address': { type: 'string', default: '0.0.0.0' },
+      'base-domain': { type: 'string', default: 'sites.staticsite.dev' },
+      image: { type: 'string', default: DEFAULT_CONTROLLER_IMAGE },
+      'resync-period': { type: 'string', default: '10m' },
+      'kube-api-qps': { type: 'string', default: '50' },
+      'kube-api-burst': { type: 'string', default: '100' },
+      'shutdown-grace': { type: 'string', default: '10s' },
+      'watch-down-threshold': { type: 'string', default: '30s' },
+      identity: { type: 'string' },
+      'log-level': { type: 'string', default: process.env.LOG_LEVEL ?? 'info' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const options: ControllerProcessOptions = {
+    kubeconfig: values.kubeconfig,
+    namespace: values.namespace,
+    recordsDir: values['records-dir'],
+    workers: Math.max(1, positiveInt('workers', values.workers)),
+    leaderElect: values['leader-elect'],
+    leaderElectNamespace: values['leader-elect-namespace'],
+    leaseDurationMs: duration('leader-elect-lease-duration', values['leader-elect-lease-duration']),
+    renewDeadlineMs: duration('leader-elect-renew-deadline', values['leader-elect-renew-deadline']),
+    retryPeriodMs: duration('leader-elect-retry-period', values['leader-elect-retry-period']),
+    metricsPort: positiveInt('metrics-port', values['metrics-port']),
+    metricsBindAddress: values['metrics-bind-address'],
+    baseDomain: values['base-domain'],
+    image: values.image,
+    resyncPeriodMs: duration('resync-period', values['resync-period']),
+    qps: positiveInt('kube-api-qps', values['kube-api-qps']),
+    burst: positiveInt('kube-api-burst', values['kube-api-burst']),
+    shutdownGraceMs: duration('shutdown-grace', values['shutdown-grace']),
+    watchDownThresholdMs: duration('watch-down-threshold', values['watch-down-threshold']),
+    identity: values.identity,
+  };
+  // Loaded only now: the client library and the controller cost seconds to import, which every
+  // other `staticsite` command should not pay.
+  const { createLogger } = await import('../controller/observability/logger.ts');
+  const { startController } = await import('../controller/process.ts');
+  const logger = createLogger(values['log-level']);
+  const running = await startController(options, logger);
+  const onSignal = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    running.stop();
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  const end = await running.done;
+  if (end === 'leadership-lost') {
+    io.stderr('staticsite controller: leadership lost\n');
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,118 @@
+import type { ObjectMeta } from '../../api/index.ts';
+
+/** Any Kubernetes object as JSON: the controller keeps every field it does not know. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+}
+
+export interface KubeList<T extends KubeObject = KubeObject> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion?: string; continue?: string };
+  items: T[];
+}
+
+/** metav1.Status, the body of every API error and of a watch ERROR event. */
+export interface KubeStatus {
+  kind: 'Status';
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: Record<string, unknown>;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent {
+  type: WatchEventType;
+  object: KubeObject | KubeStatus;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  ports?: Array<{ name?: string; containerPort: number; protocol?: string }>;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+  readinessProbe?: {
+    httpGet?: { path?: string; port?: number | string; scheme?: string };
+    periodSeconds?: number;
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+export interface PodTemplate {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; [key: string]: unknown };
+  spec?: {
+    containers?: Container[];
+    volumes?: Array<{ name: string; configMap?: { name?: string; [key: string]: unknown }; [key: string]: unknown }>;
+    [key: string]: unknown;
+  };
+}
+
+export interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+export interface DeploymentCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface Deployment extends KubeObject {
+  spec?: {
+    replicas?: number;
+    selector?: { matchLabels?: Record<string, string> };
+    template?: PodTemplate;
+    [key: string]: unknown;
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    conditions?: DeploymentCondition[];
+  };
+}
+
+export interface ServicePort {
+  name?: string;
+  port: number;
+  targetPort?: number | string;
+  protocol?: string;
+  [key: string]: unknown;
+}
+
+export interface Service extends KubeObject {
+  spec?: {
+    selector?: Record<string, string>;
+    ports?: ServicePort[];
+    [key: string]: unknown;
+  };
+}
+
+export interface Lease extends KubeObject {
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+export function objectKey(object: { metadata: ObjectMeta }): string {
+  const { namespace, name } = object.metadata;
+  return namespace ? `${namespace}/${name}` : (name ?? '');
+}
+
+export function splitKey(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}

@@ -1,0 +1,62 @@
+import { GROUP, PLURAL, VERSION_V1 } from '../../api/index.ts';
+
+/** One REST resource: where it lives and what it is called. */
+export interface ResourceType {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+export const STATICSITES: ResourceType = {
+  group: GROUP,
+  version: VERSION_V1,
+  plural: PLURAL,
+  kind: 'StaticSite',
+  namespaced: true,
+};
+export const CONFIGMAPS: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
+export const SERVICES: ResourceType = {
+  group: '',
+  version: 'v1',
+  plural: 'services',
+  kind: 'Service',
+  namespaced: true,
+};
+export const DEPLOYMENTS: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  kind: 'Deployment',
+  namespaced: true,
+};
+export const EVENTS: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true };
+export const LEASES: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};
+
+export function apiVersionOf(type: ResourceType): string {
+  return type.group ? `${type.group}/${type.version}` : type.version;
+}
+
+/** The collection path: all namespaces when `namespace` is empty. */
+export function collectionPath(type: ResourceType, namespace?: string): string {
+  const base = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
+  return type.namespaced && namespace ? `${base}/namespaces/${namespace}/${type.plural}` : `${base}/${type.plural}`;
+}
+
+export function objectPath(type: ResourceType, namespace: string, name: string, subresource?: string): string {
+  const path = `${collectionPath(type, namespace)}/${encodeURIComponent(name)}`;
+  return subresource ? `${path}/${subresource}` : path;
+}

@@ -1,0 +1,208 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../clock.ts';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface TransportRequest {
+  query?: Query;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Bypass the client-side throttle (leader-election renewals must never wait behind a flood of writes). */
+  unthrottled?: boolean;
+}
+
+export interface TransportResponse {
+  status: number;
+  /** Parsed JSON, or undefined when the body was empty or not JSON. */
+  body: unknown;
+  text: string;
+}
+
+export interface TransportStream {
+  status: number;
+  /** The body's lines (a watch stream: one JSON event per line); only when status is 200. */
+  lines?: AsyncIterable<string>;
+  /** The body of a non-200 answer. */
+  body?: unknown;
+  text?: string;
+}
+
+/** How the controller talks HTTP to the API server; tests substitute an in-memory fake. */
+export interface KubeTransport {
+  request(method: string, path: string, options?: TransportRequest): Promise<TransportResponse>;
+  stream(path: string, query: Query, signal: AbortSignal): Promise<TransportStream>;
+  close(): void;
+}
+
+/** Client-side request throttle (client-go's QPS/burst token bucket). */
+export interface RequestThrottle {
+  acquire(signal?: AbortSignal): Promise<void>;
+}
+
+/** Called once per finished request: the hook behind the request metrics. */
+export type ResponseObserver = (info: { method: string; path: string; code: number; seconds: number }) => void;
+
+export interface HttpsTransportOptions {
+  clock: Clock;
+  throttle?: RequestThrottle;
+  observe?: ResponseObserver;
+  maxSockets?: number;
+  /** How long authentication headers are reused before the kubeconfig is asked again (token rotation). */
+  authRefreshMs?: number;
+}
+
+export function queryString(query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+/**
+ * HTTP(S) to the API server described by a client-node KubeConfig (kubeconfig file or in-cluster
+ * service account), with keep-alive connections and raw JSON in and out: no typed models, so a
+ * read-modify-write never drops a field this client does not know.
+ */
+export class HttpsTransport implements KubeTransport {
+  private readonly server: URL;
+  private readonly agent: HttpsAgent | HttpAgent;
+  private readonly kubeConfig: KubeConfig;
+  private readonly options: HttpsTransportOptions;
+  private headers: Record<string, string> = {};
+  private headersAt = Number.NEGATIVE_INFINITY;
+
+  private constructor(kubeConfig: KubeConfig, tls: HttpsRequestOptions, options: HttpsTransportOptions) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.kubeConfig = kubeConfig;
+    this.options = options;
+    this.server = new URL(cluster.server);
+    const maxSockets = options.maxSockets ?? 64;
+    this.agent =
+      this.server.protocol === 'http:'
+        ? new HttpAgent({ keepAlive: true, maxSockets })
+        : new HttpsAgent({
+            keepAlive: true,
+            maxSockets,
+            ca: tls.ca,
+            cert: tls.cert,
+            key: tls.key,
+            pfx: tls.pfx,
+            passphrase: tls.passphrase,
+            servername: tls.servername,
+            ...(tls.rejectUnauthorized !== undefined && { rejectUnauthorized: tls.rejectUnauthorized }),
+          });
+  }
+
+  static async create(kubeConfig: KubeConfig, options: HttpsTransportOptions): Promise<HttpsTransport> {
+    const tls: HttpsRequestOptions = {};
+    await kubeConfig.applyToHTTPSOptions(tls);
+    const transport = new HttpsTransport(kubeConfig, tls, options);
+    await transport.authHeaders();
+    return transport;
+  }
+
+  private async authHeaders(): Promise<Record<string, string>> {
+    const now = this.options.clock.now();
+    if (now - this.headersAt < (this.options.authRefreshMs ?? 30_000)) return this.headers;
+    const opts: HttpsRequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = String(v);
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    this.headers = headers;
+    this.headersAt = now;
+    return headers;
+  }
+
+  private async open(method: string, path: string, options: TransportRequest): Promise<IncomingMessage> {
+    if (!options.unthrottled) await this.options.throttle?.acquire(options.signal);
+    const url = new URL(path + queryString(options.query), this.server);
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      ...(await this.authHeaders()),
+      ...(payload !== undefined && { 'content-type': options.contentType ?? 'application/json' }),
+    };
+    const send = this.server.protocol === 'http:' ? httpRequest : httpsRequest;
+    return new Promise((resolve, reject) => {
+      const req = send(url, { method, agent: this.agent, headers, signal: options.signal }, resolve);
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  async request(method: string, path: string, options: TransportRequest = {}): Promise<TransportResponse> {
+    const started = this.options.clock.now();
+    let code = 0;
+    try {
+      const res = await this.open(method, path, options);
+      code = res.statusCode ?? 0;
+      res.on('error', () => {});
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      return { status: code, body: parseJson(text), text };
+    } finally {
+      this.options.observe?.({ method, path, code, seconds: (this.options.clock.now() - started) / 1000 });
+    }
+  }
+
+  async stream(path: string, query: Query, signal: AbortSignal): Promise<TransportStream> {
+    const started = this.options.clock.now();
+    let code = 0;
+    try {
+      const res = await this.open('GET', path, { query, signal });
+      res.on('error', () => {});
+      code = res.statusCode ?? 0;
+      if (code !== 200) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of res) chunks.push(chunk as Buffer);
+        const text = Buffer.concat(chunks).toString('utf8');
+        return { status: code, body: parseJson(text), text };
+      }
+      return { status: code, lines: splitLines(res) };
+    } finally {
+      this.options.observe?.({ method: 'WATCH', path, code, seconds: (this.options.clock.now() - started) / 1000 });
+    }
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/**
+ * The lines of a streaming response. Errors of the socket (a cut connection) end the iteration by
+ * throwing into the consumer; an error listener is always attached, so none can go unhandled.
+ */
+export async function* splitLines(res: IncomingMessage): AsyncGenerator<string> {
+  res.on('error', () => {});
+  let buffer = '';
+  try {
+    for await (const chunk of res) {
+      buffer += (chunk as Buffer).toString('utf8');
+      let nl = buffer.indexOf('\n');
+      while (nl >= 0) {
+        yield buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        nl = buffer.indexOf('\n');
+      }
+    }
+    if (buffer) yield buffer;
+  } finally {
+    res.destroy();
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

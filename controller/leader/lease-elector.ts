@@ -1,0 +1,216 @@
+import { type Clock, formatMicroTime, sleep } from '../clock.ts';
+import type { KubeApi } from '../kube/api-client.ts';
+import { errorMessage, isNotFound } from '../kube/api-error.ts';
+import type { Lease } from '../kube/objects.ts';
+import { LEASES } from '../kube/resources.ts';
+import type { Logger } from '../observability/logger.ts';
+
+export interface LeaseElectorOptions {
+  api: KubeApi;
+  clock: Clock;
+  logger: Logger;
+  namespace: string;
+  name: string;
+  identity: string;
+  /** client-go defaults: 15 s, 10 s, 2 s. renewDeadline must be shorter than leaseDuration. */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  onLeaderChange?: (isLeader: boolean) => void;
+}
+
+/** Why leading ended. */
+export type LeadershipEnd = 'lost' | 'stopped';
+
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, after client-go's LeaderElector: a candidate
+ * takes the lease when it is free or when the record it observed has not changed for the lease
+ * duration (measured on the local clock, so clock skew between replicas does not matter); the
+ * leader renews every retry period, and leading ends the moment a renewal fails, that is, when no
+ * renewal succeeds within the renew deadline or another holder is seen. On a clean stop it releases
+ * the lease (empty holder, 1 s duration) so a standby takes over at once.
+ */
+export class LeaseElector {
+  private readonly options: Required<Omit<LeaseElectorOptions, 'onLeaderChange'>> &
+    Pick<LeaseElectorOptions, 'onLeaderChange'>;
+  private observed: Lease | undefined;
+  private observedRaw = '';
+  private observedAt = 0;
+  private leader = false;
+
+  constructor(options: LeaseElectorOptions) {
+    this.options = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
+    if (this.options.renewDeadlineMs >= this.options.leaseDurationMs) {
+      throw new Error('renewDeadline must be shorter than leaseDuration');
+    }
+  }
+
+  isLeader(): boolean {
+    return this.leader;
+  }
+
+  /** The holder in the last observed record. */
+  observedHolder(): string | undefined {
+    return this.observed?.spec?.holderIdentity || undefined;
+  }
+
+  /**
+   * Campaigns until elected, then runs `lead` with a signal that aborts the moment leadership ends
+   * (its reason is the LeadershipEnd), waits for `lead` to finish, and returns why it ended. `stop`
+   * aborting ends leading cleanly: `lead` winds down first, then the lease is released.
+   */
+  async run(stop: AbortSignal, lead: (leading: AbortSignal) => Promise<void>): Promise<LeadershipEnd> {
+    const { clock, logger, retryPeriodMs, renewDeadlineMs, identity, namespace, name } = this.options;
+    while (!stop.aborted && !(await this.tryAcquireOrRenew(stop))) await sleep(clock, this.untilNextTry(), stop);
+    if (stop.aborted) return 'stopped';
+    logger.info({ identity, lease: `${namespace}/${name}` }, 'became leader');
+    this.setLeader(true);
+    const leading = new AbortController();
+    const done = lead(leading.signal).catch((error) => {
+      logger.error({ err: errorMessage(error) }, 'leading failed');
+    });
+    let end: LeadershipEnd = 'stopped';
+    renewing: while (!stop.aborted) {
+      await sleep(clock, retryPeriodMs, stop);
+      if (stop.aborted) break;
+      const deadline = clock.now() + renewDeadlineMs;
+      while (!(await this.tryAcquireOrRenew(stop))) {
+        if (stop.aborted) break renewing;
+        const other = this.observedHolder();
+        if ((other && other !== identity) || clock.now() >= deadline) {
+          logger.error({ identity, holder: other }, 'leadership lost: lease not renewed');
+          end = 'lost';
+          break renewing;
+        }
+        await sleep(clock, Math.min(retryPeriodMs, Math.max(0, deadline - clock.now())), stop);
+      }
+    }
+    if (end === 'lost') this.setLeader(false);
+    leading.abort(end);
+    await done;
+    if (end === 'stopped') {
+      await this.release();
+      this.setLeader(false);
+    }
+    return end;
+  }
+
+  /** Sleep length for a candidate: the retry period, or less when the observed lease expires sooner. */
+  private untilNextTry(): number {
+    const { retryPeriodMs, clock } = this.options;
+    const expiresIn = this.observedAt + this.observedDurationMs() - clock.now();
+    return Math.max(1, Math.min(retryPeriodMs, expiresIn + 1));
+  }
+
+  private observedDurationMs(): number {
+    return (this.observed?.spec?.leaseDurationSeconds ?? 0) * 1000;
+  }
+
+  private setLeader(value: boolean): void {
+    if (this.leader === value) return;
+    this.leader = value;
+    this.options.onLeaderChange?.(value);
+  }
+
+  private observe(lease: Lease): void {
+    const raw = JSON.stringify(lease.spec ?? {});
+    if (raw !== this.observedRaw) {
+      this.observedRaw = raw;
+      this.observedAt = this.options.clock.now();
+    }
+    this.observed = lease;
+  }
+
+  private leaseValid(now: number): boolean {
+    return this.observedAt + this.observedDurationMs() > now;
+  }
+
+  /** One attempt, as client-go's tryAcquireOrRenew. True when we hold the lease afterwards. */
+  async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
+    const { api, clock, logger, namespace, name, identity, leaseDurationMs } = this.options;
+    const now = clock.now();
+    const spec = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.round(leaseDurationMs / 1000),
+      acquireTime: formatMicroTime(now),
+      renewTime: formatMicroTime(now),
+      leaseTransitions: 0,
+    };
+    const call = { signal, unthrottled: true };
+    try {
+      // Fast path: the leader renews the record it wrote last.
+      if (this.leader && this.observed && this.leaseValid(now)) {
+        const current = this.observed.spec ?? {};
+        try {
+          const written = await api.update<Lease>(
+            LEASES,
+            {
+              ...this.observed,
+              spec: { ...spec, acquireTime: current.acquireTime, leaseTransitions: current.leaseTransitions ?? 0 },
+            },
+            call,
+          );
+          this.observe(written);
+          return true;
+        } catch (error) {
+          logger.debug({ err: errorMessage(error) }, 'fast lease renewal failed; re-reading the lease');
+        }
+      }
+      let lease: Lease;
+      try {
+        lease = await api.get<Lease>(LEASES, namespace, name, call);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        const created = await api.create<Lease>(
+          LEASES,
+          namespace,
+          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
+          call,
+        );
+        this.observe(created);
+        return true;
+      }
+      this.observe(lease);
+      const holder = lease.spec?.holderIdentity;
+      if (holder && holder !== identity && this.leaseValid(now)) return false;
+      const transitions = lease.spec?.leaseTransitions ?? 0;
+      const next =
+        holder === identity && this.leader
+          ? { ...spec, acquireTime: lease.spec?.acquireTime, leaseTransitions: transitions }
+          : { ...spec, leaseTransitions: transitions + 1 };
+      const written = await api.update<Lease>(LEASES, { ...lease, spec: next }, call);
+      this.observe(written);
+      return true;
+    } catch (error) {
+      if (!signal?.aborted) logger.warn({ err: errorMessage(error) }, 'lease acquire/renew failed');
+      return false;
+    }
+  }
+
+  /** Gives the lease up (client-go's release): empty holder, 1 s duration. */
+  private async release(): Promise<void> {
+    const { api, clock, logger, namespace, name, identity } = this.options;
+    try {
+      const lease = await api.get<Lease>(LEASES, namespace, name, { unthrottled: true });
+      if (lease.spec?.holderIdentity !== identity) return;
+      const now = formatMicroTime(clock.now());
+      await api.update<Lease>(
+        LEASES,
+        {
+          ...lease,
+          spec: {
+            holderIdentity: '',
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+          },
+        },
+        { unthrottled: true },
+      );
+      logger.info({ identity }, 'released the lease');
+    } catch (error) {
+      logger.warn({ err: errorMessage(error) }, 'releasing the lease failed');
+    }
+  }
+}

@@ -1,0 +1,122 @@
+import { DEFAULT_NAMESPACE } from '../api/index.ts';
+import { SystemClock } from './clock.ts';
+import { KubeApi } from './kube/api-client.ts';
+import { inClusterNamespace, loadKubeConfig } from './kube/kube-config.ts';
+import { TokenBucket } from './kube/token-bucket.ts';
+import { HttpsTransport } from './kube/transport.ts';
+import { ControllerManager, type ManagerConfig, type RunEnd } from './manager.ts';
+import { ApiEventRecorder } from './observability/events.ts';
+import { HealthServer } from './observability/health-server.ts';
+import type { Logger } from './observability/logger.ts';
+import { ControllerMetrics } from './observability/metrics.ts';
+import { FileRecordStore } from './records/file-record-store.ts';
+
+export interface ControllerProcessOptions {
+  kubeconfig?: string;
+  namespace: string;
+  recordsDir: string;
+  workers: number;
+  leaderElect: boolean;
+  leaderElectNamespace?: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  metricsPort: number;
+  metricsBindAddress: string;
+  baseDomain: string;
+  image: string;
+  resyncPeriodMs: number;
+  qps: number;
+  burst: number;
+  shutdownGraceMs: number;
+  watchDownThresholdMs: number;
+  identity?: string;
+}
+
+export interface RunningController {
+  manager: ControllerManager;
+  metricsPort: number;
+  /** Resolves when the controller has stopped and everything is closed. */
+  done: Promise<RunEnd>;
+  stop(): void;
+}
+
+/** Builds the whole controller process from options: API client, stores, manager and the health server. */
+export async function startController(options: ControllerProcessOptions, logger: Logger): Promise<RunningController> {
+  const clock = new SystemClock();
+  const kubeConfig = loadKubeConfig(options.kubeconfig);
+  const metrics = new ControllerMetrics({ processMetrics: true });
+  const transport = await HttpsTransport.create(kubeConfig, {
+    clock,
+    throttle: new TokenBucket(clock, options.qps, options.burst),
+    observe: (info) => metrics.observeRequest(info),
+  });
+  const api = new KubeApi(transport);
+  const identity = options.identity;
+  const config: ManagerConfig = {
+    namespace: options.namespace,
+    workers: options.workers,
+    resyncPeriodMs: options.resyncPeriodMs,
+    watchDownThresholdMs: options.watchDownThresholdMs,
+    shutdownGraceMs: options.shutdownGraceMs,
+    baseDomain: options.baseDomain,
+    image: options.image,
+    identity,
+    leaderElection: options.leaderElect
+      ? {
+          namespace:
+            options.leaderElectNamespace ?? inClusterNamespace(kubeConfig) ?? (options.namespace || DEFAULT_NAMESPACE),
+          leaseDurationMs: options.leaseDurationMs,
+          renewDeadlineMs: options.renewDeadlineMs,
+          retryPeriodMs: options.retryPeriodMs,
+        }
+      : undefined,
+  };
+  // Events get their own connection pool and throttle, as controller-runtime's recorder gets its own
+  // client: an error storm's events never starve the reconciles' requests, nor the reverse.
+  const eventTransport = await HttpsTransport.create(kubeConfig, {
+    clock,
+    throttle: new TokenBucket(clock, options.qps, options.burst),
+    observe: (info) => metrics.observeRequest(info),
+    maxSockets: 8,
+  });
+  const events = new ApiEventRecorder({
+    api: new KubeApi(eventTransport),
+    clock,
+    logger,
+    component: 'staticsite-controller',
+    instance: identity ?? 'staticsite-controller',
+  });
+  const manager = new ControllerManager(
+    { api, clock, logger, metrics, records: new FileRecordStore(options.recordsDir), events },
+    config,
+  );
+  const health = new HealthServer({
+    live: () => manager.liveness(),
+    ready: () => manager.readiness(),
+    registry: metrics.registry,
+  });
+  const metricsPort = await health.listen(options.metricsPort, options.metricsBindAddress);
+  logger.info(
+    {
+      namespace: options.namespace || '(all)',
+      workers: options.workers,
+      leaderElect: options.leaderElect,
+      identity: manager.identity,
+      metricsPort,
+    },
+    'staticsite controller starting',
+  );
+  const stopper = new AbortController();
+  const done = (async () => {
+    try {
+      return await manager.run(stopper.signal);
+    } finally {
+      await events.flush();
+      await health.close();
+      transport.close();
+      eventTransport.close();
+    }
+  })();
+  return { manager, metricsPort, done, stop: () => stopper.abort() };
+}

@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import {
+  CONTENT_HASH_ANNOTATION,
+  DEFAULT_REPLICAS,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  type StaticSiteV1,
+} from '../../api/index.ts';
+import type { ConfigMap, Container, Deployment, KubeObject, Service } from '../kube/objects.ts';
+import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES } from '../kube/resources.ts';
+import { setControllerReference } from './ownership.ts';
+
+export const NAME_LABEL = 'app.kubernetes.io/name';
+export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
+export const APP_NAME = 'staticsite';
+export const CONTENT_KEY = 'index.html';
+export const CONTAINER_NAME = 'nginx';
+export const CONTENT_VOLUME = 'content';
+export const HTML_DIR = '/usr/share/nginx/html';
+export const HTTP_PORT_NAME = 'http';
+export const HTTP_PORT = 80;
+export const DEFAULT_IMAGE = 'nginx:1.27-alpine';
+
+/** The label selector of the children informers. */
+export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+export interface ChildOptions {
+  image: string;
+}
+
+/** A kind of child: where it lives and how to set our fields on a live (or empty) object. */
+export interface ChildKind<T extends KubeObject> {
+  type: ResourceType;
+  /** Sets only the fields this controller owns, in place, starting from the live object. */
+  mutate(object: T, site: StaticSiteV1, options: ChildOptions): void;
+}
+
+export function selectorLabels(site: StaticSiteV1): Record<string, string> {
+  return { [NAME_LABEL]: APP_NAME, [INSTANCE_LABEL]: site.metadata.name ?? '' };
+}
+
+export function childLabels(site: StaticSiteV1): Record<string, string> {
+  return { ...selectorLabels(site), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
+}
+
+/** All three children share the site's name. */
+export function childName(site: StaticSiteV1): string {
+  return site.metadata.name ?? '';
+}
+
+export function contentHash(content: string): string {
+  return createHash('sha256').update(content, 'utf8').digest('hex');
+}
+
+function mutateMetadata(object: KubeObject, site: StaticSiteV1): void {
+  object.metadata.labels = { ...(object.metadata.labels ?? {}), ...childLabels(site) };
+  setControllerReference(object, site);
+}
+
+function findOrAdd<T extends { name?: string }>(list: T[], name: string, make: () => NoInfer<T>): T {
+  let item = list.find((x) => x.name === name);
+  if (!item) {
+    item = make();
+    list.push(item);
+  }
+  return item;
+}
+
+export const configMapChild: ChildKind<ConfigMap> = {
+  type: CONFIGMAPS,
+  mutate(object, site) {
+    mutateMetadata(object, site);
+    object.data = { ...(object.data ?? {}), [CONTENT_KEY]: site.spec.content };
+  },
+};
+
+function mutateContainer(container: Container, options: ChildOptions): void {
+  container.image = options.image;
+  container.ports ??= [];
+  const port = findOrAdd(container.ports, HTTP_PORT_NAME, () => ({ name: HTTP_PORT_NAME, containerPort: HTTP_PORT }));
+  port.containerPort = HTTP_PORT;
+  container.volumeMounts ??= [];
+  const mount = findOrAdd(container.volumeMounts, CONTENT_VOLUME, () => ({
+    name: CONTENT_VOLUME,
+    mountPath: HTML_DIR,
+  }));
+  mount.mountPath = HTML_DIR;
+  mount.readOnly = true;
+  container.readinessProbe ??= {};
+  container.readinessProbe.httpGet ??= {};
+  container.readinessProbe.httpGet.path = '/';
+  container.readinessProbe.httpGet.port = HTTP_PORT_NAME;
+}
+
+export const deploymentChild: ChildKind<Deployment> = {
+  type: DEPLOYMENTS,
+  mutate(object, site, options) {
+    mutateMetadata(object, site);
+    object.spec ??= {};
+    const spec = object.spec;
+    spec.replicas = site.spec.replicas ?? DEFAULT_REPLICAS;
+    // The selector is immutable: set on create, never touched afterwards.
+    spec.selector ??= { matchLabels: selectorLabels(site) };
+    spec.template ??= {};
+    const template = spec.template;
+    template.metadata ??= {};
+    const meta = template.metadata;
+    meta.labels = { ...(meta.labels ?? {}), ...childLabels(site) };
+    meta.annotations = { ...(meta.annotations ?? {}), [CONTENT_HASH_ANNOTATION]: contentHash(site.spec.content) };
+    template.spec ??= {};
+    const podSpec = template.spec;
+    podSpec.containers ??= [];
+    mutateContainer(
+      findOrAdd(podSpec.containers, CONTAINER_NAME, () => ({ name: CONTAINER_NAME })),
+      options,
+    );
+    podSpec.volumes ??= [];
+    const volume = findOrAdd(podSpec.volumes, CONTENT_VOLUME, () => ({ name: CONTENT_VOLUME }));
+    volume.configMap ??= {};
+    volume.configMap.name = childName(site);
+  },
+};
+
+export const serviceChild: ChildKind<Service> = {
+  type: SERVICES,
+  mutate(object, site) {
+    mutateMetadata(object, site);
+    object.spec ??= {};
+    const spec = object.spec;
+    spec.selector = selectorLabels(site);
+    spec.ports ??= [];
+    const port = findOrAdd(spec.ports, HTTP_PORT_NAME, () => ({ name: HTTP_PORT_NAME, port: HTTP_PORT }));
+    port.port = HTTP_PORT;
+    port.targetPort = HTTP_PORT_NAME;
+  },
+};

@@ -1,0 +1,123 @@
+import type { Condition, ConditionStatus, StaticSiteStatus, StaticSiteV1 } from '../../api/index.ts';
+import { jsonEqual } from '../deep-equal.ts';
+import type { Deployment } from '../kube/objects.ts';
+
+export const READY = 'Ready';
+
+/** Why a site is or is not Ready. */
+export type ReadyReason =
+  | 'Available'
+  | 'RollingOut'
+  | 'PodsNotReady'
+  | 'ProgressDeadlineExceeded'
+  | 'ChildConflict'
+  | 'ChildFailed'
+  | 'RecordFailed';
+
+export interface Readiness {
+  status: ConditionStatus;
+  reason: ReadyReason;
+  message: string;
+}
+
+/** kubectl's deploymentutil.TimedOutReason. */
+const TIMED_OUT_REASON = 'ProgressDeadlineExceeded';
+
+/**
+ * The Deployment's rollout as `kubectl rollout status` reports it (k8s.io/kubectl
+ * pkg/polymorphichelpers/rollout_status.go, DeploymentStatusViewer.Status), with kubectl's
+ * sentences as messages, without the trailing newline.
+ */
+export function deploymentReadiness(deployment: Deployment): Readiness {
+  const name = deployment.metadata.name ?? '';
+  const generation = deployment.metadata.generation ?? 0;
+  const status = deployment.status ?? {};
+  if (generation > (status.observedGeneration ?? 0)) {
+    return { status: 'False', reason: 'RollingOut', message: 'Waiting for deployment spec update to be observed...' };
+  }
+  const progressing = status.conditions?.find((c) => c.type === 'Progressing');
+  if (progressing?.reason === TIMED_OUT_REASON) {
+    return {
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+      message: `deployment "${name}" exceeded its progress deadline`,
+    };
+  }
+  const updated = status.updatedReplicas ?? 0;
+  const replicas = deployment.spec?.replicas;
+  if (replicas !== undefined && updated < replicas) {
+    return {
+      status: 'False',
+      reason: 'RollingOut',
+      message: `Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...`,
+    };
+  }
+  const total = status.replicas ?? 0;
+  if (total > updated) {
+    return {
+      status: 'False',
+      reason: 'RollingOut',
+      message: `Waiting for deployment "${name}" rollout to finish: ${total - updated} old replicas are pending termination...`,
+    };
+  }
+  const available = status.availableReplicas ?? 0;
+  if (available < updated) {
+    return {
+      status: 'False',
+      reason: 'PodsNotReady',
+      message: `Waiting for deployment "${name}" rollout to finish: ${available} of ${updated} updated replicas are available...`,
+    };
+  }
+  return { status: 'True', reason: 'Available', message: `deployment "${name}" successfully rolled out` };
+}
+
+export interface StatusInput {
+  site: StaticSiteV1;
+  /** The live Deployment, when it exists and is ours. */
+  deployment: Deployment | undefined;
+  /** A problem that overrides the rollout (a conflicting child, a failed record). */
+  problem?: Readiness;
+  url: string;
+  /** metav1.Time of now, used only when the Ready condition flips. */
+  now: string;
+}
+
+/**
+ * The status the site should have. `observedGeneration` advances to `metadata.generation` only
+ * once that generation is fully converged (Ready=True); until then it keeps its previous value, so
+ * `generation > observedGeneration` means "this spec is not live yet". lastTransitionTime changes
+ * only when the Ready status flips.
+ */
+export function desiredStatus({ site, deployment, problem, url, now }: StatusInput): StaticSiteStatus {
+  const generation = site.metadata.generation ?? 0;
+  const readiness: Readiness =
+    problem ??
+    (deployment
+      ? deploymentReadiness(deployment)
+      : { status: 'False', reason: 'RollingOut', message: 'Waiting for the deployment to be created...' });
+  const previous = site.status?.conditions?.find((c) => c.type === READY);
+  const ready: Condition = {
+    type: READY,
+    status: readiness.status,
+    observedGeneration: generation,
+    lastTransitionTime:
+      previous && previous.status === readiness.status && previous.lastTransitionTime
+        ? previous.lastTransitionTime
+        : now,
+    reason: readiness.reason,
+    message: readiness.message,
+  };
+  const status: StaticSiteStatus = {};
+  const previousObserved = site.status?.observedGeneration;
+  if (readiness.status === 'True') status.observedGeneration = generation;
+  else if (previousObserved !== undefined) status.observedGeneration = Math.min(previousObserved, generation);
+  status.readyReplicas = deployment?.status?.readyReplicas ?? 0;
+  status.url = url;
+  status.conditions = [ready];
+  return status;
+}
+
+/** True when writing `next` would change nothing. */
+export function statusUnchanged(current: StaticSiteStatus | undefined, next: StaticSiteStatus): boolean {
+  return jsonEqual(current ?? {}, next);
+}

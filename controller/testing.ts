@@ -1,0 +1,331 @@
+/**
+ * Test doubles for the controller: a clock tests advance by hand and an in-memory API server
+ * speaking the controller's transport. Used by test/unit/controller-*.test.ts; never by production code.
+ */
+import type { Clock, TimerHandle } from './clock.ts';
+import type { KubeObject, WatchEvent } from './kube/objects.ts';
+import type { KubeTransport, Query, TransportRequest, TransportResponse, TransportStream } from './kube/transport.ts';
+
+interface Timer {
+  id: number;
+  at: number;
+  seq: number;
+  callback: () => void;
+}
+
+/** Lets pending promise callbacks run (several rounds, for chains of awaits). */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/** A clock that only moves when told to. */
+export class FakeClock implements Clock {
+  private current: number;
+  private readonly timers = new Map<number, Timer>();
+  private next = 1;
+  private seq = 0;
+
+  constructor(start = Date.parse('2026-11-29T12:00:00Z')) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimeout(callback: () => void, ms: number): TimerHandle {
+    const id = this.next++;
+    this.timers.set(id, { id, at: this.current + Math.max(0, ms), seq: this.seq++, callback });
+    return { id };
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.timers.delete(handle.id);
+  }
+
+  pending(): number {
+    return this.timers.size;
+  }
+
+  /** Moves time forward by `ms`, firing due timers in order and letting promises settle after each. */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      await settle();
+      const due = [...this.timers.values()]
+        .filter((t) => t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      this.timers.delete(due.id);
+      this.current = Math.max(this.current, due.at);
+      due.callback();
+    }
+    this.current = target;
+    await settle();
+  }
+}
+
+/** A recorded request to the fake API server. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query?: Query;
+  body?: unknown;
+}
+
+type Fault = { status: number; reason: string; message?: string };
+
+class EventStream implements AsyncIterable<string> {
+  private readonly lines: string[] = [];
+  private wake: (() => void) | undefined;
+  private closed = false;
+  readonly path: string;
+  readonly query: Query;
+
+  constructor(path: string, query: Query, signal: AbortSignal) {
+    this.path = path;
+    this.query = query;
+    signal.addEventListener('abort', () => this.close(), { once: true });
+  }
+
+  push(event: WatchEvent): void {
+    this.lines.push(JSON.stringify(event));
+    this.wake?.();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake?.();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for (;;) {
+      const line = this.lines.shift();
+      if (line !== undefined) {
+        yield line;
+        continue;
+      }
+      if (this.closed) return;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+  }
+}
+
+function labelsMatch(object: KubeObject, selector: string | undefined): boolean {
+  if (!selector) return true;
+  return selector.split(',').every((term) => {
+    const [k, v] = term.split('=');
+    return object.metadata.labels?.[k ?? ''] === v;
+  });
+}
+
+/**
+ * An in-memory API server for unit tests: collections keyed by path, resourceVersions, optimistic
+ * concurrency (409 Conflict on a stale resourceVersion), 409 AlreadyExists, /status subresources,
+ * label-selector lists and watches, and injectable faults. Not a faithful API server: only what the
+ * controller's calls need.
+ */
+export class FakeApiServer implements KubeTransport {
+  readonly requests: RecordedRequest[] = [];
+  readonly streams: EventStream[] = [];
+  private readonly objects = new Map<string, KubeObject>();
+  private rv = 100;
+  private uid = 1;
+  private readonly faults: Array<{ match: (r: RecordedRequest) => boolean; fault: Fault; times: number }> = [];
+  private readonly watchFaults: Array<{ status: number; body: unknown }> = [];
+
+  /** Makes the next `times` requests matching `match` fail with `status`/`reason`. */
+  failNext(match: (r: RecordedRequest) => boolean, fault: Fault, times = 1): void {
+    this.faults.push({ match, fault, times });
+  }
+
+  /** Makes the next watch request answer with a non-200 status. */
+  failNextWatch(status: number, body: unknown): void {
+    this.watchFaults.push({ status, body });
+  }
+
+  writes(): RecordedRequest[] {
+    return this.requests.filter((r) => r.method !== 'GET');
+  }
+
+  /** Puts an object in place as another client would (bumps resourceVersion, notifies watches). */
+  seed<T extends KubeObject>(collection: string, object: T): T {
+    const stored = this.store(collection, structuredClone(object), 'ADDED');
+    return stored as T;
+  }
+
+  read<T extends KubeObject>(collection: string, name: string): T | undefined {
+    const o = this.objects.get(`${collection}/${name}`);
+    return o ? (structuredClone(o) as T) : undefined;
+  }
+
+  /** Changes an object as another client would. */
+  modify<T extends KubeObject>(collection: string, name: string, change: (o: T) => void): T {
+    const o = this.read<T>(collection, name);
+    if (!o) throw new Error(`no ${collection}/${name}`);
+    change(o);
+    return this.store(collection, o, 'MODIFIED') as T;
+  }
+
+  remove(collection: string, name: string): void {
+    const key = `${collection}/${name}`;
+    const o = this.objects.get(key);
+    if (!o) return;
+    this.objects.delete(key);
+    const deleted = { ...o, metadata: { ...o.metadata, resourceVersion: String(++this.rv) } };
+    this.broadcast(collection, { type: 'DELETED', object: deleted });
+  }
+
+  /** Sends an arbitrary event (a BOOKMARK or an ERROR) to the open watches of a collection. */
+  sendToWatches(collection: string, event: WatchEvent): void {
+    this.broadcast(collection, event);
+  }
+
+  /** Ends every open watch on a collection, as a server timeout does. */
+  closeWatches(collection?: string): void {
+    for (const s of this.streams) if (!collection || s.path === collection) s.close();
+  }
+
+  openWatches(collection?: string): number {
+    return this.streams.filter((s) => !s.isClosed && (!collection || s.path === collection)).length;
+  }
+
+  resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  private store(collection: string, object: KubeObject, type: 'ADDED' | 'MODIFIED'): KubeObject {
+    object.metadata.resourceVersion = String(++this.rv);
+    object.metadata.uid ??= `uid-${this.uid++}`;
+    object.metadata.generation ??= 1;
+    object.metadata.creationTimestamp ??= '2026-11-29T12:00:00Z';
+    this.objects.set(`${collection}/${object.metadata.name}`, structuredClone(object));
+    this.broadcast(collection, { type, object: structuredClone(object) });
+    return structuredClone(object);
+  }
+
+  private broadcast(collection: string, event: WatchEvent): void {
+    for (const s of this.streams) {
+      if (s.isClosed || s.path !== collection) continue;
+      if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') {
+        if (!labelsMatch(event.object as KubeObject, s.query.labelSelector as string | undefined)) continue;
+      }
+      s.push(event);
+    }
+  }
+
+  private fault(r: RecordedRequest): Fault | undefined {
+    const i = this.faults.findIndex((f) => f.match(r));
+    if (i < 0) return undefined;
+    const entry = this.faults[i];
+    if (!entry) return undefined;
+    entry.times--;
+    if (entry.times <= 0) this.faults.splice(i, 1);
+    return entry.fault;
+  }
+
+  async request(method: string, path: string, options: TransportRequest = {}): Promise<TransportResponse> {
+    const r: RecordedRequest = { method, path, query: options.query, body: options.body };
+    this.requests.push(r);
+    await Promise.resolve();
+    const fault = this.fault(r);
+    if (fault) return this.status(fault.status, fault.reason, fault.message ?? fault.reason);
+    const parts = path.split('/');
+    const sub = parts[parts.length - 1] === 'status' ? 'status' : undefined;
+    const objectParts = sub ? parts.slice(0, -1) : parts;
+    const isCollection = this.isCollectionPath(path);
+    if (method === 'GET' && isCollection) {
+      const items = [...this.objects.entries()]
+        .filter(
+          ([k, o]) => k.slice(0, k.lastIndexOf('/')) === path && labelsMatch(o, options.query?.labelSelector as string),
+        )
+        .map(([, o]) => structuredClone(o));
+      return this.ok({ kind: 'List', metadata: { resourceVersion: String(this.rv) }, items });
+    }
+    const body = structuredClone(options.body) as KubeObject | undefined;
+    if (method === 'POST' && isCollection && body) {
+      const key = `${path}/${body.metadata.name}`;
+      if (this.objects.has(key)) return this.status(409, 'AlreadyExists', `"${body.metadata.name}" already exists`);
+      return this.ok(this.store(path, body, 'ADDED'), 201);
+    }
+    const name = decodeURIComponent(objectParts[objectParts.length - 1] ?? '');
+    const collection = objectParts.slice(0, -1).join('/');
+    const key = `${collection}/${name}`;
+    const current = this.objects.get(key);
+    if (!current) return this.status(404, 'NotFound', `"${name}" not found`);
+    if (method === 'GET') return this.ok(structuredClone(current));
+    if (method === 'PUT' && body) {
+      if (body.metadata.resourceVersion !== current.metadata.resourceVersion) {
+        return this.status(
+          409,
+          'Conflict',
+          'the object has been modified; please apply your changes to the latest version and try again',
+        );
+      }
+      const next = structuredClone(current) as KubeObject & Record<string, unknown>;
+      const incoming = body as KubeObject & Record<string, unknown>;
+      if (sub === 'status') next.status = incoming.status;
+      else {
+        for (const k of Object.keys(next)) if (k !== 'status' && k !== 'metadata') delete next[k];
+        for (const [k, v] of Object.entries(incoming)) if (k !== 'status' && k !== 'metadata') next[k] = v;
+        const before = current as KubeObject & Record<string, unknown>;
+        const specChanged = JSON.stringify(before.spec) !== JSON.stringify(incoming.spec);
+        next.metadata = {
+          ...incoming.metadata,
+          uid: current.metadata.uid,
+          generation: (current.metadata.generation ?? 1) + (specChanged ? 1 : 0),
+        };
+      }
+      if (JSON.stringify(next) === JSON.stringify(current)) return this.ok(structuredClone(current));
+      if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
+        this.objects.delete(key);
+        const gone = { ...next, metadata: { ...next.metadata, resourceVersion: String(++this.rv) } };
+        this.broadcast(collection, { type: 'DELETED', object: gone });
+        return this.ok(gone);
+      }
+      return this.ok(this.store(collection, next, 'MODIFIED'));
+    }
+    if (method === 'PATCH' && body) {
+      const next = { ...structuredClone(current), ...(body as unknown as Record<string, unknown>) } as KubeObject;
+      return this.ok(this.store(collection, next, 'MODIFIED'));
+    }
+    return this.status(405, 'MethodNotAllowed', method);
+  }
+
+  private isCollectionPath(path: string): boolean {
+    const parts = path.split('/').filter(Boolean);
+    // /api/v1/<plural> | /api/v1/namespaces/<ns>/<plural> | /apis/<g>/<v>/... same shapes one deeper
+    const rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+    return rest.length === 1 || (rest[0] === 'namespaces' && rest.length === 3);
+  }
+
+  async stream(path: string, query: Query, signal: AbortSignal): Promise<TransportStream> {
+    this.requests.push({ method: 'WATCH', path, query });
+    await Promise.resolve();
+    const fault = this.watchFaults.shift();
+    if (fault) return { status: fault.status, body: fault.body, text: JSON.stringify(fault.body) };
+    const s = new EventStream(path, query, signal);
+    this.streams.push(s);
+    return { status: 200, lines: s };
+  }
+
+  close(): void {
+    this.closeWatches();
+  }
+
+  private ok(body: unknown, status = 200): TransportResponse {
+    return { status, body, text: JSON.stringify(body) };
+  }
+
+  private status(code: number, reason: string, message: string): TransportResponse {
+    const body = { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, code };
+    return { status: code, body, text: JSON.stringify(body) };
+  }
+}

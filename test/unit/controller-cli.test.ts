@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { DEFAULT_CONTROLLER_IMAGE } from '../../cli/controller-command.ts';
+import { run } from '../../cli/main.ts';
+import { parseDuration } from '../../controller/duration.ts';
+import { DEFAULT_IMAGE } from '../../controller/reconcile/children.ts';
+
+function io() {
+  const out = { stdout: '', stderr: '' };
+  const cio = {
+    stdout: (t: string) => {
+      out.stdout += t;
+    },
+    stderr: (t: string) => {
+      out.stderr += t;
+    },
+  };
+  return { out, io: cio };
+}
+
+describe('controller: CLI', () => {
+  it('is listed in the usage', async () => {
+    const { out, io: cio } = io();
+    expect(await run(['--help'], cio)).to.equal(0);
+    expect(out.stdout).to.match(/^ {2}controller +run the StaticSite controller$/m);
+  });
+
+  it('rejects a bad flag value with exit code 2 and the usage line, before touching any cluster', async () => {
+    const { out, io: cio } = io();
+    expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
+    expect(out.stderr).to.equal(
+      'staticsite controller: --workers must be a non-negative integer, got "many"\n' +
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]\n',
+    );
+  });
+
+  it('rejects an unknown flag with exit code 2', async () => {
+    const { out, io: cio } = io();
+    expect(await run(['controller', '--no-such-flag'], cio)).to.equal(2);
+    expect(out.stderr).to.include("Unknown option '--no-such-flag'");
+  });
+
+  it('defaults the image to the controller’s', () => {
+    expect(DEFAULT_CONTROLLER_IMAGE).to.equal(DEFAULT_IMAGE);
+  });
+
+  it('parses Go-style durations', () => {
+    expect(parseDuration('500ms')).to.equal(500);
+    expect(parseDuration('15s')).to.equal(15_000);
+    expect(parseDuration('1m30s')).to.equal(90_000);
+    expect(parseDuration('2')).to.equal(2_000);
+    expect(() => parseDuration('soon')).to.throw('invalid duration "soon"');
+  });
+});

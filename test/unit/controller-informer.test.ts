@@ -1,0 +1,187 @@
+import { expect } from 'chai';
+import { type ChangeType, Informer } from '../../controller/informer/informer.ts';
+import { KubeApi } from '../../controller/kube/api-client.ts';
+import type { KubeObject } from '../../controller/kube/objects.ts';
+import { CONFIGMAPS } from '../../controller/kube/resources.ts';
+import { silentLogger } from '../../controller/observability/logger.ts';
+import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
+
+const NS = 'ns';
+const COLLECTION = `/api/v1/namespaces/${NS}/configmaps`;
+const SELECTOR = 'app.kubernetes.io/managed-by=staticsite-controller';
+
+function cm(
+  name: string,
+  labels: Record<string, string> = { 'app.kubernetes.io/managed-by': 'staticsite-controller' },
+) {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels }, data: { k: name } };
+}
+
+describe('controller: informer', () => {
+  let clock: FakeClock;
+  let server: FakeApiServer;
+  let informer: Informer<KubeObject>;
+  let changes: Array<[ChangeType, string]>;
+
+  const watches = () => server.requests.filter((r) => r.method === 'WATCH');
+  const lists = () => server.requests.filter((r) => r.method === 'GET' && r.path === COLLECTION);
+
+  beforeEach(async () => {
+    clock = new FakeClock();
+    server = new FakeApiServer();
+    server.seed(COLLECTION, cm('a'));
+    server.seed(COLLECTION, cm('b'));
+    server.seed(COLLECTION, cm('unrelated', {}));
+    informer = new Informer({
+      name: 'configmaps',
+      api: new KubeApi(server),
+      type: CONFIGMAPS,
+      namespace: NS,
+      labelSelector: SELECTOR,
+      clock,
+      logger: silentLogger(),
+      watchTimeoutSeconds: () => 300,
+      idleTimeoutMs: 150_000,
+    });
+    changes = [];
+    informer.onChange((type, object) => changes.push([type, object.metadata.name ?? '']));
+    informer.start();
+    await informer.waitForSync();
+    await settle();
+  });
+
+  afterEach(async () => {
+    await informer.stop();
+  });
+
+  it('lists (filtered by label), then watches from the list resourceVersion with bookmarks', () => {
+    expect(informer.keys().sort()).to.deep.equal(['ns/a', 'ns/b']);
+    expect(changes).to.deep.equal([
+      ['add', 'a'],
+      ['add', 'b'],
+    ]);
+    expect(lists()[0]?.query).to.include({ labelSelector: SELECTOR });
+    expect(watches()).to.have.length(1);
+    expect(watches()[0]?.query).to.include({
+      labelSelector: SELECTOR,
+      resourceVersion: server.resourceVersion(),
+      allowWatchBookmarks: true,
+      timeoutSeconds: 300,
+      watch: 1,
+    });
+    expect(informer.health()).to.include({ synced: true, watching: true, downForMs: 0 });
+  });
+
+  it('applies watch events to the cache and reports them', async () => {
+    server.seed(COLLECTION, cm('c'));
+    server.modify(COLLECTION, 'a', (o: KubeObject & { data?: Record<string, string> }) => {
+      o.data = { k: 'changed' };
+    });
+    server.remove(COLLECTION, 'b');
+    await settle();
+    expect(changes.slice(2)).to.deep.equal([
+      ['add', 'c'],
+      ['update', 'a'],
+      ['delete', 'b'],
+    ]);
+    expect(informer.keys().sort()).to.deep.equal(['ns/a', 'ns/c']);
+    expect((informer.get('ns/a') as KubeObject & { data: unknown }).data).to.deep.equal({ k: 'changed' });
+  });
+
+  it('resumes from the last bookmark after the server closes the watch', async () => {
+    server.sendToWatches(COLLECTION, {
+      type: 'BOOKMARK',
+      object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '555' } },
+    });
+    await settle();
+    server.closeWatches();
+    await clock.advance(0);
+    expect(watches()).to.have.length(2);
+    expect(watches()[1]?.query?.resourceVersion).to.equal('555');
+    expect(lists()).to.have.length(1);
+  });
+
+  it('relists on a 410 ERROR event and reports every key, vanished ones as deletions', async () => {
+    // While the watch is gone, b vanishes and d appears: the informer can only learn it by relisting.
+    const streams = server.streams.length;
+    await clock.advance(5_000); // a watch that lived a while: its end is routine, not a failure
+    server.closeWatches();
+    server.failNextWatch(410, {
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'Expired',
+      code: 410,
+      message: 'too old resource version',
+    });
+    server.remove(COLLECTION, 'b');
+    server.seed(COLLECTION, cm('d'));
+    changes = [];
+    await clock.advance(0);
+    expect(server.streams.length).to.be.greaterThan(streams);
+    expect(lists()).to.have.length(2);
+    expect(changes).to.deep.equal([
+      ['update', 'a'],
+      ['add', 'd'],
+      ['delete', 'b'],
+    ]);
+  });
+
+  it('relists when the watch stream carries an ERROR event with code 410', async () => {
+    changes = [];
+    server.sendToWatches(COLLECTION, {
+      type: 'ERROR',
+      object: {
+        kind: 'Status',
+        status: 'Failure',
+        reason: 'Expired',
+        code: 410,
+        message: 'too old resource version: 1 (223)',
+      },
+    });
+    await clock.advance(0);
+    expect(lists()).to.have.length(2);
+    expect(changes.map(([t]) => t)).to.deep.equal(['update', 'update']);
+    expect(informer.health().watching).to.equal(true);
+  });
+
+  it('reconnects with backoff after any other error, and /readyz-relevant health shows the outage', async () => {
+    server.failNextWatch(500, { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' });
+    server.failNextWatch(500, { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' });
+    await clock.advance(5_000);
+    server.closeWatches();
+    await settle();
+    expect(watches()).to.have.length(2); // the failed reconnect
+    expect(informer.health().watching).to.equal(false);
+    await clock.advance(199);
+    expect(watches()).to.have.length(2);
+    await clock.advance(1); // 200 ms: second try, fails again
+    expect(watches()).to.have.length(3);
+    await clock.advance(399);
+    expect(watches()).to.have.length(3);
+    expect(informer.health().downForMs).to.equal(599);
+    await clock.advance(1); // 400 ms later: third try succeeds
+    expect(watches()).to.have.length(4);
+    expect(informer.health()).to.include({ watching: true, downForMs: 0 });
+    expect(lists()).to.have.length(1); // no relist: the resourceVersion was still good
+  });
+
+  it('restarts a watch that stays silent longer than the idle timeout', async () => {
+    await clock.advance(149_999);
+    expect(watches()).to.have.length(1);
+    expect(informer.health().lastEventAgeMs).to.equal(149_999);
+    await clock.advance(1);
+    expect(watches()).to.have.length(2);
+    expect(watches()[1]?.query?.resourceVersion).to.equal(watches()[0]?.query?.resourceVersion);
+  });
+
+  it('counts the age of the last event or bookmark', async () => {
+    await clock.advance(30_000);
+    expect(informer.health().lastEventAgeMs).to.equal(30_000);
+    server.sendToWatches(COLLECTION, {
+      type: 'BOOKMARK',
+      object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '999' } },
+    });
+    await settle();
+    expect(informer.health().lastEventAgeMs).to.equal(0);
+  });
+});

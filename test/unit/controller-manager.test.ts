@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
+import { KubeApi } from '../../controller/kube/api-client.ts';
+import type { ConfigMap, Deployment } from '../../controller/kube/objects.ts';
+import { ControllerManager } from '../../controller/manager.ts';
+import { MemoryEventRecorder } from '../../controller/observability/events.ts';
+import { silentLogger } from '../../controller/observability/logger.ts';
+import { ControllerMetrics } from '../../controller/observability/metrics.ts';
+import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
+import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
+
+const NS = 'web';
+const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
+const CMS = `/api/v1/namespaces/${NS}/configmaps`;
+const DEPLOYS = `/apis/apps/v1/namespaces/${NS}/deployments`;
+
+describe('controller: manager (informers, queue and workers together)', () => {
+  let clock: FakeClock;
+  let server: FakeApiServer;
+  let manager: ControllerManager;
+  let stop: AbortController;
+  let run: Promise<unknown>;
+  const records = new Map<string, ExternalRecord>();
+  const store: RecordStore = {
+    publish: async (key, record) => {
+      records.set(key, record);
+      return 'created';
+    },
+    remove: async (key) => (records.delete(key) ? 'removed' : 'absent'),
+  };
+
+  const site = (name: string): StaticSiteV1 => ({
+    apiVersion: 'staticsite.dev/v1',
+    kind: 'StaticSite',
+    metadata: { name, namespace: NS },
+    spec: { content: name, replicas: 1 },
+  });
+
+  beforeEach(async () => {
+    clock = new FakeClock();
+    server = new FakeApiServer();
+    records.clear();
+    server.seed(SITES, site('a'));
+    manager = new ControllerManager(
+      {
+        api: new KubeApi(server),
+        clock,
+        logger: silentLogger(),
+        metrics: new ControllerMetrics(),
+        records: store,
+        events: new MemoryEventRecorder(),
+      },
+      {
+        namespace: NS,
+        workers: 2,
+        resyncPeriodMs: 60_000,
+        watchDownThresholdMs: 30_000,
+        shutdownGraceMs: 1000,
+        baseDomain: 'example.com',
+        image: 'nginx',
+      },
+    );
+    stop = new AbortController();
+    run = manager.run(stop.signal);
+    await clock.advance(0);
+  });
+
+  afterEach(async () => {
+    stop.abort();
+    await clock.advance(2000);
+    await run;
+  });
+
+  it('reconciles every listed site once the caches sync, and reports ready', async () => {
+    expect(server.read<StaticSiteV1>(SITES, 'a')?.metadata.finalizers).to.deep.equal([FINALIZER]);
+    expect(server.read(CMS, 'a')).to.not.equal(undefined);
+    expect(records.has(`${NS}/a`)).to.equal(true);
+    expect(manager.readiness()).to.deep.equal({
+      ok: true,
+      lines: [
+        '[+]informer-staticsites ok',
+        '[+]informer-configmaps ok',
+        '[+]informer-deployments ok',
+        '[+]informer-services ok',
+      ],
+    });
+  });
+
+  it('a child’s deletion re-queues its owner, which recreates it', async () => {
+    const uid = server.read<ConfigMap>(CMS, 'a')?.metadata.uid;
+    server.remove(CMS, 'a');
+    await clock.advance(0);
+    const again = server.read<ConfigMap>(CMS, 'a');
+    expect(again?.metadata.uid).to.not.equal(undefined);
+    expect(again?.metadata.uid).to.not.equal(uid);
+  });
+
+  it('a change to a child by someone else is reverted through its owner', async () => {
+    server.modify<Deployment>(DEPLOYS, 'a', (d) => {
+      if (d.spec) d.spec.replicas = 4;
+    });
+    await clock.advance(0);
+    expect(server.read<Deployment>(DEPLOYS, 'a')?.spec?.replicas).to.equal(1);
+  });
+
+  it('a failing reconcile is retried with backoff until it succeeds', async () => {
+    server.failNext((r) => r.method === 'POST' && r.path === CMS, { status: 500, reason: 'InternalError' }, 3);
+    server.seed(SITES, site('b'));
+    await clock.advance(0);
+    expect(server.read(CMS, 'b')).to.equal(undefined);
+    await clock.advance(5 + 10 + 20);
+    expect(server.read(CMS, 'b')).to.not.equal(undefined);
+  });
+
+  it('a resync reconciles settled sites without writing anything', async () => {
+    const writes = server.writes().length;
+    const gets = server.requests.filter((r) => r.method === 'GET' && r.path === `${SITES}/a`).length;
+    await clock.advance(60_000);
+    expect(server.requests.filter((r) => r.method === 'GET' && r.path === `${SITES}/a`).length).to.equal(gets + 1);
+    expect(server.writes().length).to.equal(writes);
+  });
+
+  it('a site deleted while the watch was away is cleaned up after the 410 relist', async () => {
+    await clock.advance(5000);
+    server.closeWatches(SITES);
+    server.failNextWatch(410, { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+    server.remove(SITES, 'a');
+    await clock.advance(0);
+    await settle();
+    expect(records.has(`${NS}/a`)).to.equal(false);
+  });
+});

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { EchoFilter } from '../../controller/echo-filter.ts';
+import { KubeApi } from '../../controller/kube/api-client.ts';
+import { ApiEventRecorder } from '../../controller/observability/events.ts';
+import { HealthServer } from '../../controller/observability/health-server.ts';
+import { silentLogger } from '../../controller/observability/logger.ts';
+import { ControllerMetrics, resourceOfPath } from '../../controller/observability/metrics.ts';
+import { FakeApiServer, FakeClock } from '../../controller/testing.ts';
+
+describe('controller: metrics and probes', () => {
+  it('names the resource of a request path', () => {
+    expect(resourceOfPath('/api/v1/namespaces/web/configmaps')).to.equal('configmaps');
+    expect(resourceOfPath('/api/v1/namespaces/web/configmaps/shop')).to.equal('configmaps');
+    expect(resourceOfPath('/apis/apps/v1/namespaces/web/deployments/shop')).to.equal('deployments');
+    expect(resourceOfPath('/apis/staticsite.dev/v1/namespaces/web/staticsites/shop/status')).to.equal(
+      'staticsites/status',
+    );
+    expect(resourceOfPath('/apis/staticsite.dev/v1/staticsites')).to.equal('staticsites');
+  });
+
+  it('serves /healthz, /readyz and /metrics with informer ages and leader status', async () => {
+    const metrics = new ControllerMetrics();
+    metrics.watchInformers(() => [
+      { name: 'staticsites', synced: true, watching: false, downForMs: 45_000, lastEventAgeMs: 61_500 },
+    ]);
+    metrics.setLeader('staticsite-controller', true);
+    metrics.reconciled('success', 0.02);
+    let ready = false;
+    const server = new HealthServer({
+      live: () => ({ ok: true, lines: ['[+]ping ok'] }),
+      ready: () => ({
+        ok: ready,
+        lines: [ready ? '[+]informer-staticsites ok' : '[-]informer-staticsites failed: watch down for 45s'],
+      }),
+      registry: metrics.registry,
+    });
+    const port = await server.listen(0, '127.0.0.1');
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      expect((await fetch(`${base}/healthz`)).status).to.equal(200);
+      const notReady = await fetch(`${base}/readyz`);
+      expect(notReady.status).to.equal(503);
+      expect(await notReady.text()).to.equal('[-]informer-staticsites failed: watch down for 45s\nfailed\n');
+      ready = true;
+      expect((await fetch(`${base}/readyz`)).status).to.equal(200);
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(text).to.include('staticsite_informer_last_event_age_seconds{informer="staticsites"} 61.5');
+      expect(text).to.include('staticsite_informer_watch_up{informer="staticsites"} 0');
+      expect(text).to.include('leader_election_master_status{name="staticsite-controller"} 1');
+      expect(text).to.include('controller_runtime_reconcile_total{controller="staticsite",result="success"} 1');
+      expect((await fetch(`${base}/nope`)).status).to.equal(404);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('controller: echo filter', () => {
+  it('skips exactly the event that echoes our own last write, once', () => {
+    const filter = new EchoFilter();
+    const written = { metadata: { namespace: 'web', name: 'shop', resourceVersion: '42' } };
+    filter.wrote('Deployment', written);
+    expect(
+      filter.isEcho('Deployment', { metadata: { namespace: 'web', name: 'shop', resourceVersion: '41' } }),
+    ).to.equal(false);
+    expect(filter.isEcho('ConfigMap', written)).to.equal(false);
+    expect(filter.isEcho('Deployment', written)).to.equal(true);
+    expect(filter.isEcho('Deployment', written)).to.equal(false);
+  });
+
+  it('recognises each of several writes made in one reconcile (finalizer, then status)', () => {
+    const filter = new EchoFilter();
+    const at = (rv: string) => ({ metadata: { namespace: 'web', name: 'shop', resourceVersion: rv } });
+    filter.wrote('StaticSite', at('10'));
+    filter.wrote('StaticSite', at('12'));
+    expect(filter.isEcho('StaticSite', at('10'))).to.equal(true);
+    expect(filter.isEcho('StaticSite', at('11'))).to.equal(false); // someone else's write in between
+    expect(filter.isEcho('StaticSite', at('12'))).to.equal(true);
+  });
+});
+
+describe('controller: events', () => {
+  const site = {
+    apiVersion: 'staticsite.dev/v1',
+    kind: 'StaticSite',
+    metadata: { name: 'shop', namespace: 'web', uid: 'u1', resourceVersion: '7' },
+  };
+
+  it('posts a core/v1 Event about the object, and folds repeats into counted PATCHes', async () => {
+    const clock = new FakeClock();
+    const server = new FakeApiServer();
+    const recorder = new ApiEventRecorder({
+      api: new KubeApi(server),
+      clock,
+      logger: silentLogger(),
+      component: 'staticsite-controller',
+      instance: 'replica-a',
+    });
+    recorder.event(site, 'Warning', 'ReconcileError', 'boom');
+    await recorder.flush();
+    const posted = server.writes();
+    expect(posted.map((r) => `${r.method} ${r.path}`)).to.deep.equal(['POST /api/v1/namespaces/web/events']);
+    expect(posted[0]?.body).to.deep.include({
+      involvedObject: {
+        apiVersion: 'staticsite.dev/v1',
+        kind: 'StaticSite',
+        name: 'shop',
+        namespace: 'web',
+        uid: 'u1',
+        resourceVersion: '7',
+      },
+      reason: 'ReconcileError',
+      message: 'boom',
+      type: 'Warning',
+      count: 1,
+      source: { component: 'staticsite-controller' },
+      reportingComponent: 'staticsite-controller',
+      reportingInstance: 'replica-a',
+    });
+    for (let i = 0; i < 5; i++) recorder.event(site, 'Warning', 'ReconcileError', 'boom');
+    await recorder.flush();
+    expect(server.writes()).to.have.length(1); // repeats within 10 s are only counted
+    await clock.advance(10_000);
+    recorder.event(site, 'Warning', 'ReconcileError', 'boom');
+    await recorder.flush();
+    const patches = server.writes().slice(1);
+    expect(patches.map((r) => r.method)).to.deep.equal(['PATCH']);
+    expect(patches[0]?.body).to.deep.include({ count: 7 });
+    recorder.event(site, 'Normal', 'Created', 'Created ConfigMap "shop"');
+    await recorder.flush();
+    expect(server.writes().at(-1)?.method).to.equal('POST');
+  });
+});

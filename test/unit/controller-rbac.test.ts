@@ -1,0 +1,165 @@
+import { readFile } from 'node:fs/promises';
+import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
+import type { StaticSiteV1 } from '../../api/index.ts';
+import { KubeApi } from '../../controller/kube/api-client.ts';
+import type { ConfigMap, Deployment, KubeObject, Service } from '../../controller/kube/objects.ts';
+import { LeaseElector } from '../../controller/leader/lease-elector.ts';
+import { MemoryEventRecorder } from '../../controller/observability/events.ts';
+import { silentLogger } from '../../controller/observability/logger.ts';
+import { SiteReconciler } from '../../controller/reconcile/reconciler.ts';
+import type { RecordStore } from '../../controller/records/record-store.ts';
+import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+interface RbacDoc {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: Rule[];
+}
+
+async function rbac(): Promise<RbacDoc[]> {
+  const text = await readFile(new URL('../../manifests/base/controller-rbac.yaml', import.meta.url), 'utf8');
+  return parseAllDocuments(text).map((d) => d.toJSON() as RbacDoc);
+}
+
+/** The RBAC verb and group/resource of one REST call the controller made. */
+function permissionOf(method: string, path: string): { verb: string; group: string; resource: string } {
+  const parts = path.split('/').filter(Boolean);
+  const group = parts[0] === 'api' ? '' : (parts[1] ?? '');
+  const rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  const tail = rest[0] === 'namespaces' ? rest.slice(2) : rest;
+  const resource = tail.length === 3 ? `${tail[0]}/${tail[2]}` : (tail[0] ?? '');
+  const named = tail.length >= 2;
+  const verb = {
+    GET: named ? 'get' : 'list',
+    WATCH: 'watch',
+    POST: 'create',
+    PUT: 'update',
+    PATCH: 'patch',
+    DELETE: 'delete',
+  }[method] as string;
+  return { verb, group, resource };
+}
+
+describe('controller: RBAC manifest', () => {
+  it('grants no delete verb and no wildcard anywhere', async () => {
+    const rules = (await rbac()).flatMap((d) => d.rules ?? []);
+    expect(rules.length).to.be.greaterThan(0);
+    for (const rule of rules) {
+      expect(rule.verbs).not.to.include('delete');
+      expect(rule.verbs).not.to.include('deletecollection');
+      expect([...rule.verbs, ...rule.resources, ...rule.apiGroups]).not.to.include('*');
+    }
+  });
+
+  it('covers every call the controller makes, and grants nothing it never makes', async () => {
+    const server = new FakeApiServer();
+    const api = new KubeApi(server);
+    const clock = new FakeClock();
+    const NS = 'web';
+    const cms = `/api/v1/namespaces/${NS}/configmaps`;
+    const deploys = `/apis/apps/v1/namespaces/${NS}/deployments`;
+    const svcs = `/api/v1/namespaces/${NS}/services`;
+    const sites = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
+    const records: RecordStore = { publish: async () => 'created', remove: async () => 'removed' };
+    const reconciler = new SiteReconciler({
+      api,
+      caches: {
+        configMaps: { get: () => undefined as ConfigMap | undefined },
+        deployments: { get: () => undefined as Deployment | undefined },
+        services: { get: () => undefined as Service | undefined },
+      },
+      records,
+      events: new MemoryEventRecorder(),
+      clock,
+      logger: silentLogger(),
+      config: { image: 'nginx', baseDomain: 'example.com' },
+    });
+    server.seed<StaticSiteV1>(sites, {
+      apiVersion: 'staticsite.dev/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'shop', namespace: NS },
+      spec: { content: 'x' },
+    });
+    // The informers' list + watch of each resource.
+    for (const path of [sites, cms, deploys, svcs]) {
+      await api.transport.request('GET', path);
+      await api.transport.stream(path, {}, new AbortController().signal);
+    }
+    await reconciler.reconcile(`${NS}/shop`);
+    await reconciler.reconcile(`${NS}/shop`); // the children exist: AlreadyExists -> get -> update path
+    server.modify<Deployment>(deploys, 'shop', (d) => {
+      if (d.spec) d.spec.replicas = 3;
+    });
+    server.modify<ConfigMap>(cms, 'shop', (c) => {
+      c.data = {};
+    });
+    server.modify<Service>(svcs, 'shop', (s) => {
+      if (s.spec) s.spec.selector = {};
+    });
+    const live = <T extends KubeObject>(path: string) => ({
+      get: (k: string) => server.read<T>(path, k.split('/')[1] ?? ''),
+    });
+    await new SiteReconciler({
+      api,
+      caches: {
+        configMaps: live<ConfigMap>(cms),
+        deployments: live<Deployment>(deploys),
+        services: live<Service>(svcs),
+      },
+      records,
+      events: new MemoryEventRecorder(),
+      clock,
+      logger: silentLogger(),
+      config: { image: 'nginx', baseDomain: 'example.com' },
+    }).reconcile(`${NS}/shop`);
+    // Events: create, then patch to aggregate.
+    await api.create({ group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true }, NS, {
+      metadata: { name: 'e', namespace: NS },
+    });
+    await api.mergePatch({ group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true }, NS, 'e', {
+      count: 2,
+    });
+    // Leader election: create, then get + update.
+    const stop = new AbortController();
+    const elector = new LeaseElector({
+      api,
+      clock,
+      logger: silentLogger(),
+      namespace: 'sys',
+      name: 'staticsite-controller',
+      identity: 'a',
+    });
+    const run = elector.run(stop.signal, async () => {});
+    await settle();
+    await elector.tryAcquireOrRenew();
+    stop.abort();
+    await run;
+
+    const made = new Set(
+      server.requests.map((r) => {
+        const p = permissionOf(r.method, r.path);
+        return `${p.group}|${p.resource}|${p.verb}`;
+      }),
+    );
+    const docs = await rbac();
+    const granted = new Set(
+      docs
+        .flatMap((d) => d.rules ?? [])
+        .flatMap((rule) =>
+          rule.apiGroups.flatMap((g) => rule.resources.flatMap((res) => rule.verbs.map((v) => `${g}|${res}|${v}`))),
+        ),
+    );
+    for (const call of made) expect(granted, `granted ${call}`).to.include(call);
+    // staticsites/finalizers update is what OwnerReferencesPermissionEnforcement checks for blockOwnerDeletion.
+    const unused = [...granted].filter((g) => !made.has(g));
+    expect(unused).to.deep.equal(['staticsite.dev|staticsites/finalizers|update']);
+  });
+});
