@@ -211,6 +211,11 @@ const TWO_VAR_MACROS: Record<string, (parts: number[]) => number> = {
   transformMapEntry: (parts) => (parts.length === 2 ? (parts[0] ?? 0) + 2 + (parts[1] ?? 0) : 2 + (parts[0] ?? 0)),
 };
 
+/** The size of a comprehension's result list: the range's count, with no path (elements resolve like `self`). */
+function computedList(n: number): SizeNode {
+  return { size: () => n, field: () => undefined, elem: () => undefined, key: () => undefined, fromPath: false };
+}
+
 function comprehension(name: string, receiver: Node, args: Node[], ctx: Ctx): Estimate | undefined {
   const range = walk(receiver, ctx);
   const n = sizeOf(range.size, ctx);
@@ -218,19 +223,23 @@ function comprehension(name: string, receiver: Node, args: Node[], ctx: Ctx): Es
   const twoVar = args.length >= 3 && args[1]?.op === 'id' && name !== 'map' && name !== 'filter';
   const innerVars = new Map(ctx.vars);
   const inner: Ctx = { ...ctx, vars: innerVars };
+  // cel-go gives iteration variables the range's path + "@items"; a range without a path (a computed list)
+  // leaves ["@items"], which the API server's size estimator resolves from the root: like `self`
+  const element = range.size?.fromPath ? range.size.elem() : ctx.vars.get('self');
+  const key = range.size?.fromPath ? (range.size.key() ?? UNKNOWN) : ctx.vars.get('self');
   if (twoVar) {
     const perIteration = TWO_VAR_MACROS[name];
     if (!perIteration) return undefined;
-    innerVars.set(args[0]?.args as string, rangeKind === 'list' ? fixedSize(0) : (range.size?.key() ?? UNKNOWN));
-    innerVars.set(args[1]?.args as string, range.size?.elem());
+    innerVars.set(args[0]?.args as string, rangeKind === 'list' ? fixedSize(0) : key);
+    innerVars.set(args[1]?.args as string, element);
     const parts = args.slice(2).map((x) => walk(x, inner).cost);
     const step = perIteration(parts);
     const init = name.startsWith('transform') ? (name === 'transformList' ? 10 : 30) : 0;
-    return { cost: range.cost + init + 1 + (n === Infinity ? Infinity : n * step), size: range.size };
+    return { cost: range.cost + init + 1 + (n === Infinity ? Infinity : n * step), size: computedList(n) };
   }
   const perIteration = ONE_VAR_MACROS[name];
   if (!perIteration || args.length < 2) return undefined;
-  innerVars.set(args[0]?.args as string, rangeKind === 'map' ? (range.size?.key() ?? UNKNOWN) : range.size?.elem());
+  innerVars.set(args[0]?.args as string, rangeKind === 'map' ? key : element);
   let step: number;
   if (name === 'map' && args.length === 3) step = walk(args[1], inner).cost + 13 + walk(args[2], inner).cost;
   else step = perIteration(walk(args[1], inner).cost);
@@ -238,7 +247,7 @@ function comprehension(name: string, receiver: Node, args: Node[], ctx: Ctx): Es
   const result = name === 'exists_one' ? 2 : 1;
   return {
     cost: range.cost + init + result + (n === Infinity || step === Infinity ? Infinity : n * step),
-    size: range.size,
+    size: name === 'map' || name === 'filter' ? computedList(n) : undefined,
   };
 }
 

@@ -36,7 +36,9 @@ async function readPem(fs: CredentialsFileSystem, path: string): Promise<string>
 export async function readServingCredentials(fs: CredentialsFileSystem, dir: string): Promise<ServingCredentials> {
   const certPath = join(dir, CERT_FILE);
   const keyPath = join(dir, KEY_FILE);
-  const [certPem, keyPem] = await Promise.all([readPem(fs, certPath), readPem(fs, keyPath)]);
+  // One after the other, so the error names the certificate first, every time.
+  const certPem = await readPem(fs, certPath);
+  const keyPem = await readPem(fs, keyPath);
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(certPem);
