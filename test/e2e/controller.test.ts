@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -507,6 +507,39 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
       .filter((r) => r.method !== 'GET' && !r.path.startsWith(`/apis/coordination.k8s.io/`));
     expect(writes.map((r) => `${r.method} ${r.path}`)).to.deep.equal([]);
     expect(await versions()).to.deep.equal(before);
+  });
+
+  it('a failing record delete keeps the finalizer, emits a Warning and retries until it succeeds', async () => {
+    await cp.admin.must('POST', SITES, newSite('theta', { content: 't' }));
+    await converged('theta');
+    // A directory where the record file should be: unlink(2) fails with EISDIR, even for root.
+    const recordPath = join(recordsDir, `${NS}_theta.json`);
+    await rm(recordPath);
+    await mkdir(recordPath);
+    await writeFile(join(recordPath, 'pin'), 'x');
+    await cp.admin.must('DELETE', `${SITES}/theta`);
+    await eventually('Warning RecordDeleteFailed', async () => {
+      const res = await cp.kubectl([
+        'get',
+        'events',
+        '-n',
+        NS,
+        '--field-selector',
+        'involvedObject.name=theta,type=Warning',
+        '-o',
+        'jsonpath={.items[*].reason}',
+      ]);
+      return res.stdout.split(' ').includes('RecordDeleteFailed');
+    });
+    const blocked = (await getSite('theta')) as Site;
+    expect(blocked.metadata.deletionTimestamp).to.be.a('string');
+    expect(blocked.metadata.finalizers).to.deep.equal([FINALIZER]);
+    await rm(recordPath, { recursive: true });
+    await eventually(
+      'theta gone once the record can be deleted',
+      async () => (await getSite('theta')) === undefined,
+      60_000,
+    );
   });
 
   it('deletion while the controller is stopped waits; on restart the record goes, the finalizer goes, the GC removes the children', async () => {

@@ -8,11 +8,11 @@ import { freePort } from './ports.ts';
 const repoRoot = new URL('../../', import.meta.url).pathname;
 
 /**
- * Applies manifests/base/controller-rbac.yaml with the real kubectl, its namespace moved to
+ * Applies manifests/controller/controller-rbac.yaml with the real kubectl, its namespace moved to
  * `namespace` (the ServiceAccount and the leader-election Role live there).
  */
 export async function applyControllerRbac(cp: ControlPlane, namespace: string): Promise<void> {
-  const text = await readFile(join(repoRoot, 'manifests/base/controller-rbac.yaml'), 'utf8');
+  const text = await readFile(join(repoRoot, 'manifests/controller/controller-rbac.yaml'), 'utf8');
   await cp.ensureNamespace(namespace);
   const result = await cp.kubectl(
     ['apply', '-f', '-'],

@@ -25,7 +25,7 @@ interface RbacDoc {
 }
 
 async function rbac(): Promise<RbacDoc[]> {
-  const text = await readFile(new URL('../../manifests/base/controller-rbac.yaml', import.meta.url), 'utf8');
+  const text = await readFile(new URL('../../manifests/controller/controller-rbac.yaml', import.meta.url), 'utf8');
   return parseAllDocuments(text).map((d) => d.toJSON() as RbacDoc);
 }
 
