@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
 import { hostnameInformer } from '../webhook/kube/hostname-informer.ts';
@@ -16,13 +15,9 @@ function port(value: string, flag: string): number {
   return n;
 }
 
-/** A kubeconfig from the flag, or the in-cluster config; undefined means standalone. */
-function clusterConfig(kubeconfig: string | undefined): KubeConfig | undefined {
-  if (!kubeconfig && !process.env.KUBERNETES_SERVICE_HOST) return undefined;
-  const kc = new KubeConfig();
-  if (kubeconfig) kc.loadFromFile(kubeconfig);
-  else kc.loadFromCluster();
-  return kc;
+/** With a kubeconfig or inside a cluster the cross-object rule is on; otherwise standalone. */
+function hasCluster(kubeconfig: string | undefined): boolean {
+  return kubeconfig !== undefined || process.env.KUBERNETES_SERVICE_HOST !== undefined;
 }
 
 /** `staticsite webhook`: serves /mutate, /validate and /convert over HTTPS until SIGTERM. */
@@ -42,7 +37,6 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
   });
   if (!values['cert-dir']) throw new UsageError('--cert-dir is required (a directory with tls.crt and tls.key)');
   const logger = pino({ name: 'staticsite-webhook' });
-  const kubeConfig = clusterConfig(values.kubeconfig);
   let webhook: Awaited<ReturnType<typeof startWebhookServer>>;
   try {
     webhook = await startWebhookServer({
@@ -52,7 +46,9 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       host: values.host,
       baseDomain: values['base-domain'],
       logger,
-      hostnames: kubeConfig && hostnameInformer({ kubeConfig, logger }),
+      hostnames: hasCluster(values.kubeconfig)
+        ? await hostnameInformer({ kubeconfig: values.kubeconfig, logger })
+        : undefined,
     });
   } catch (error) {
     if (error instanceof CredentialsError) {

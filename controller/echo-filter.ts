@@ -1,5 +1,5 @@
-import type { KubeObject } from './kube/objects.ts';
-import { objectKey } from './kube/objects.ts';
+import type { KubeObject } from '../kube/objects.ts';
+import { objectKey } from '../kube/objects.ts';
 
 /** How many of our own recent writes per object are remembered (a reconcile writes a site twice at most). */
 const REMEMBERED = 4;

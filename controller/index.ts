@@ -1,9 +1,9 @@
-export { type Clock, SystemClock } from './clock.ts';
+export { KubeApi } from '../kube/api-client.ts';
+export { type Clock, SystemClock } from '../kube/clock.ts';
+export { inClusterNamespace, loadKubeConfig } from '../kube/kube-config.ts';
+export { TokenBucket } from '../kube/token-bucket.ts';
+export { HttpsTransport } from '../kube/transport.ts';
 export { parseDuration } from './duration.ts';
-export { KubeApi } from './kube/api-client.ts';
-export { inClusterNamespace, loadKubeConfig } from './kube/kube-config.ts';
-export { TokenBucket } from './kube/token-bucket.ts';
-export { HttpsTransport } from './kube/transport.ts';
 export { ControllerManager, LEASE_NAME, type ManagerConfig, type RunEnd } from './manager.ts';
 export { ApiEventRecorder, type EventRecorder, MemoryEventRecorder } from './observability/events.ts';
 export { HealthServer } from './observability/health-server.ts';

@@ -1,9 +1,9 @@
 import { DEFAULT_NAMESPACE } from '../api/index.ts';
-import { SystemClock } from './clock.ts';
-import { KubeApi } from './kube/api-client.ts';
-import { inClusterNamespace, loadKubeConfig } from './kube/kube-config.ts';
-import { TokenBucket } from './kube/token-bucket.ts';
-import { HttpsTransport } from './kube/transport.ts';
+import { KubeApi } from '../kube/api-client.ts';
+import { SystemClock } from '../kube/clock.ts';
+import { inClusterNamespace, loadKubeConfig } from '../kube/kube-config.ts';
+import { TokenBucket } from '../kube/token-bucket.ts';
+import { HttpsTransport } from '../kube/transport.ts';
 import { ControllerManager, type ManagerConfig, type RunEnd } from './manager.ts';
 import { ApiEventRecorder } from './observability/events.ts';
 import { HealthServer } from './observability/health-server.ts';

@@ -2,9 +2,9 @@
  * Test doubles for the controller: a clock tests advance by hand and an in-memory API server
  * speaking the controller's transport. Used by test/unit/controller-*.test.ts; never by production code.
  */
-import type { Clock, TimerHandle } from './clock.ts';
-import type { KubeObject, WatchEvent } from './kube/objects.ts';
-import type { KubeTransport, Query, TransportRequest, TransportResponse, TransportStream } from './kube/transport.ts';
+import type { Clock, TimerHandle } from '../kube/clock.ts';
+import type { KubeObject, WatchEvent } from '../kube/objects.ts';
+import type { KubeTransport, Query, TransportRequest, TransportResponse, TransportStream } from '../kube/transport.ts';
 
 interface Timer {
   id: number;

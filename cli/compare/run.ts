@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { Agent, request as httpsRequest } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import jsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME, type CrdOptions } from '../../api/index.ts';
@@ -323,10 +322,10 @@ export async function runComparison(
   const samples = options.latencySamples ?? 100;
   const admin = cp.admin;
   const certs = await loopbackCerts();
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(cp.kubeconfigPath);
   const logger = pino({ level: 'silent' });
-  const hostnames = hostnameInformer({ kubeConfig, logger });
+  const hostnames = await hostnameInformer({ kubeconfig: cp.kubeconfigPath, logger });
+  // The webhook's StaticSite cache needs the resource to exist before it can sync.
+  await installCrd(admin, crdFor('A', undefined));
   const webhook = await startWebhookServer({
     certDir: certs.dir,
     port: 0,
@@ -387,6 +386,12 @@ export async function runComparison(
         if (mode === 'C') {
           // D asks the same webhook while C's objects exist, so the unique-hostname rule sees the same cluster.
           log(`D: ${MODES.D}`);
+          const held = corpus.flatMap((c) => c.setup.map((o) => (o.spec as { hostname?: string }).hostname ?? ''));
+          await eventually(
+            "the webhook's cache holds C's objects",
+            async () => held.every((h) => h === '' || hostnames.index.holders(h).length > 0),
+            60_000,
+          );
           for (const c of corpus) {
             const slot = outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
             slot.D = await direct(client, c, namespace);

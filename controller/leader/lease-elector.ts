@@ -1,8 +1,8 @@
-import { type Clock, formatMicroTime, sleep } from '../clock.ts';
-import type { KubeApi } from '../kube/api-client.ts';
-import { errorMessage, isNotFound } from '../kube/api-error.ts';
-import type { Lease } from '../kube/objects.ts';
-import { LEASES } from '../kube/resources.ts';
+import type { KubeApi } from '../../kube/api-client.ts';
+import { errorMessage, isNotFound } from '../../kube/api-error.ts';
+import { type Clock, formatMicroTime, sleep } from '../../kube/clock.ts';
+import type { Lease } from '../../kube/objects.ts';
+import { LEASES } from '../../kube/resources.ts';
 import type { Logger } from '../observability/logger.ts';
 
 export interface LeaseElectorOptions {

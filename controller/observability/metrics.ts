@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { InformerHealth, InformerObserver } from '../informer/informer.ts';
+import type { InformerHealth, InformerObserver } from '../../kube/informer.ts';
 import type { WorkQueueObserver } from '../queue/work-queue.ts';
 
 const CONTROLLER = 'staticsite';

@@ -6,8 +6,8 @@ import {
   MANAGED_BY_VALUE,
   type StaticSiteV1,
 } from '../../api/index.ts';
-import type { ConfigMap, Container, Deployment, KubeObject, Service } from '../kube/objects.ts';
-import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES } from '../kube/resources.ts';
+import type { ConfigMap, Container, Deployment, KubeObject, Service } from '../../kube/objects.ts';
+import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES } from '../../kube/resources.ts';
 import { setControllerReference } from './ownership.ts';
 
 export const NAME_LABEL = 'app.kubernetes.io/name';

@@ -1,9 +1,9 @@
 import type { OwnerReference, StaticSiteV1 } from '../../api/index.ts';
+import type { CallOptions, KubeApi } from '../../kube/api-client.ts';
+import { isAlreadyExists } from '../../kube/api-error.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+import { apiVersionOf } from '../../kube/resources.ts';
 import { jsonClone, jsonEqual } from '../deep-equal.ts';
-import type { CallOptions, KubeApi } from '../kube/api-client.ts';
-import { isAlreadyExists } from '../kube/api-error.ts';
-import type { KubeObject } from '../kube/objects.ts';
-import { apiVersionOf } from '../kube/resources.ts';
 import type { ChildKind, ChildOptions } from './children.ts';
 import { controllerOf, isControlledBy } from './ownership.ts';
 

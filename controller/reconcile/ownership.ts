@@ -1,5 +1,5 @@
 import { API_VERSION_V1, KIND, type OwnerReference } from '../../api/index.ts';
-import type { KubeObject } from '../kube/objects.ts';
+import type { KubeObject } from '../../kube/objects.ts';
 
 /** The site a child belongs to, as much as an ownerReference needs. */
 export interface OwnerSite {

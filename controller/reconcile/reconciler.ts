@@ -1,9 +1,9 @@
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
-import { type Clock, formatTime } from '../clock.ts';
-import type { KubeApi } from '../kube/api-client.ts';
-import { ApiError, errorMessage, isConflict, isNotFound } from '../kube/api-error.ts';
-import { type ConfigMap, type Deployment, type KubeObject, type Service, splitKey } from '../kube/objects.ts';
-import { STATICSITES } from '../kube/resources.ts';
+import type { KubeApi } from '../../kube/api-client.ts';
+import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
+import { type Clock, formatTime } from '../../kube/clock.ts';
+import { type ConfigMap, type Deployment, type KubeObject, type Service, splitKey } from '../../kube/objects.ts';
+import { STATICSITES } from '../../kube/resources.ts';
 import type { EventRecorder } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ExternalRecord, RecordStore } from '../records/record-store.ts';

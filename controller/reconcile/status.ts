@@ -1,6 +1,6 @@
 import type { Condition, ConditionStatus, StaticSiteStatus, StaticSiteV1 } from '../../api/index.ts';
+import type { Deployment } from '../../kube/objects.ts';
 import { jsonEqual } from '../deep-equal.ts';
-import type { Deployment } from '../kube/objects.ts';
 
 export const READY = 'Ready';
 

@@ -1,7 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { connect as tlsConnect } from 'node:tls';
-import { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
@@ -38,10 +37,8 @@ describe('e2e: the webhook behind the real API server', function () {
     ({ controlPlane: cp } = await testCluster());
     await cp.ensureNamespace(NS);
     certs = await loopbackCerts();
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(cp.kubeconfigPath);
     const logger = pino({ level: 'silent' });
-    hostnames = hostnameInformer({ kubeConfig, logger });
+    hostnames = await hostnameInformer({ kubeconfig: cp.kubeconfigPath, logger });
     await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
     webhook = await startWebhookServer({
       certDir: certs.dir,

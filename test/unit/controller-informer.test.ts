@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { type ChangeType, Informer } from '../../controller/informer/informer.ts';
-import { KubeApi } from '../../controller/kube/api-client.ts';
-import type { KubeObject } from '../../controller/kube/objects.ts';
-import { CONFIGMAPS } from '../../controller/kube/resources.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import { type ChangeType, Informer } from '../../kube/informer.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+import { CONFIGMAPS } from '../../kube/resources.ts';
 
 const NS = 'ns';
 const COLLECTION = `/api/v1/namespaces/${NS}/configmaps`;

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { KubeApi } from '../../controller/kube/api-client.ts';
-import type { Lease } from '../../controller/kube/objects.ts';
 import { type LeadershipEnd, LeaseElector } from '../../controller/leader/lease-elector.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import type { Lease } from '../../kube/objects.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/sys/leases';
 

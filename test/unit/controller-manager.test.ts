@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
-import { KubeApi } from '../../controller/kube/api-client.ts';
-import type { ConfigMap, Deployment } from '../../controller/kube/objects.ts';
 import { ControllerManager } from '../../controller/manager.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { ControllerMetrics } from '../../controller/observability/metrics.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
 import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import type { ConfigMap, Deployment } from '../../kube/objects.ts';
 
 const NS = 'web';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;

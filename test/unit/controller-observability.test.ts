@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { EchoFilter } from '../../controller/echo-filter.ts';
-import { KubeApi } from '../../controller/kube/api-client.ts';
 import { ApiEventRecorder } from '../../controller/observability/events.ts';
 import { HealthServer } from '../../controller/observability/health-server.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { ControllerMetrics, resourceOfPath } from '../../controller/observability/metrics.ts';
 import { FakeApiServer, FakeClock } from '../../controller/testing.ts';
+import { KubeApi } from '../../kube/api-client.ts';
 
 describe('controller: metrics and probes', () => {
   it('names the resource of a request path', () => {

@@ -2,14 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { StaticSiteV1 } from '../../api/index.ts';
-import { KubeApi } from '../../controller/kube/api-client.ts';
-import type { ConfigMap, Deployment, KubeObject, Service } from '../../controller/kube/objects.ts';
 import { LeaseElector } from '../../controller/leader/lease-elector.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { RecordStore } from '../../controller/records/record-store.ts';
 import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import type { ConfigMap, Deployment, KubeObject, Service } from '../../kube/objects.ts';
 
 interface Rule {
   apiGroups: string[];

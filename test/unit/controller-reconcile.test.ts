@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
-import { KubeApi } from '../../controller/kube/api-client.ts';
-import type { ConfigMap, Deployment, KubeObject, Service } from '../../controller/kube/objects.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import type { ChildLookup } from '../../controller/reconcile/ensure.ts';
 import { ReconcileProblem, SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
 import { FakeApiServer, FakeClock } from '../../controller/testing.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import type { ConfigMap, Deployment, KubeObject, Service } from '../../kube/objects.ts';
 
 const NS = 'web';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;

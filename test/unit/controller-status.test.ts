@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { StaticSiteV1 } from '../../api/index.ts';
-import type { Deployment } from '../../controller/kube/objects.ts';
 import { deploymentReadiness, desiredStatus, statusUnchanged } from '../../controller/reconcile/status.ts';
+import type { Deployment } from '../../kube/objects.ts';
 
 function deployment(generation: number, spec: number, status: Deployment['status']): Deployment {
   return { metadata: { name: 'shop', namespace: 'ns', generation }, spec: { replicas: spec }, status };

@@ -1,14 +1,16 @@
-import { CustomObjectsApi, type KubeConfig, type KubernetesObject, makeInformer } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { API_VERSION_V1, convertStaticSite, GROUP, PLURAL, type StaticSiteV1, VERSION_V1 } from '../../api/index.ts';
-import { MemoryHostnameIndex } from '../admission/hostname-index.ts';
+import { API_VERSION_V1, convertStaticSite, type StaticSiteV1 } from '../../api/index.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import { SystemClock } from '../../kube/clock.ts';
+import { Informer } from '../../kube/informer.ts';
+import { loadKubeConfig } from '../../kube/kube-config.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+import { STATICSITES } from '../../kube/resources.ts';
+import { HttpsTransport } from '../../kube/transport.ts';
+import { type HostnameIndex, MemoryHostnameIndex } from '../admission/hostname-index.ts';
 import type { HostnameSource } from '../server.ts';
 
-interface SiteObject extends KubernetesObject {
-  spec?: { hostname?: string };
-}
-
-function hostnameOf(site: SiteObject): string | undefined {
+function hostnameOf(site: KubeObject): string | undefined {
   try {
     return (convertStaticSite(site, API_VERSION_V1) as StaticSiteV1).spec.hostname;
   } catch {
@@ -16,59 +18,67 @@ function hostnameOf(site: SiteObject): string | undefined {
   }
 }
 
-function refOf(site: SiteObject) {
-  return { namespace: site.metadata?.namespace ?? '', name: site.metadata?.name ?? '' };
+function refOf(site: KubeObject) {
+  return { namespace: site.metadata.namespace ?? '', name: site.metadata.name ?? '' };
 }
 
 export interface HostnameInformerOptions {
-  kubeConfig: KubeConfig;
+  /** A kubeconfig file; undefined: $KUBECONFIG, ~/.kube/config or the in-cluster config. */
+  kubeconfig?: string;
   logger: Logger;
-  /** Restart delay after a watch error: doubling from this up to 30 s. */
-  retryBaseMs?: number;
+  /** `/readyz` fails while the watch has been down longer than this. */
+  watchDownThresholdMs?: number;
+}
+
+/** The index is synced only while the informer has listed and its watch is not down for long. */
+class InformerBackedIndex implements HostnameIndex {
+  private readonly index = new MemoryHostnameIndex();
+  private readonly informer: Informer<KubeObject>;
+  private readonly downThresholdMs: number;
+
+  constructor(informer: Informer<KubeObject>, downThresholdMs: number) {
+    this.informer = informer;
+    this.downThresholdMs = downThresholdMs;
+    informer.onChange((type, site) => {
+      if (type === 'delete') this.index.delete(refOf(site));
+      else this.index.set(refOf(site), hostnameOf(site));
+    });
+  }
+
+  get synced(): boolean {
+    const health = this.informer.health();
+    return health.synced && health.downForMs <= this.downThresholdMs;
+  }
+
+  holders(hostname: string) {
+    return this.index.holders(hostname);
+  }
 }
 
 /**
- * Keeps a hostname index of every StaticSite in the cluster from a list+watch (client-node's
- * informer), supervised: any error marks the cache unsynced and restarts it with backoff, so the
- * watch never dies silently.
+ * Every StaticSite's hostname, from the same supervised list+watch the controller uses (bookmarks,
+ * relist on 410 Gone, reconnect with backoff, restart of a silent watch), never a LIST per request.
  */
-export function hostnameInformer(options: HostnameInformerOptions): HostnameSource {
-  const index = new MemoryHostnameIndex();
-  const api = options.kubeConfig.makeApiClient(CustomObjectsApi);
-  const informer = makeInformer<SiteObject>(options.kubeConfig, `/apis/${GROUP}/${VERSION_V1}/${PLURAL}`, () =>
-    api.listClusterCustomObject({ group: GROUP, version: VERSION_V1, plural: PLURAL }),
-  );
-  const set = (site: SiteObject) => index.set(refOf(site), hostnameOf(site));
-  informer.on('add', set);
-  informer.on('update', set);
-  informer.on('delete', (site) => index.delete(refOf(site)));
-
-  let stopped = false;
-  let failures = 0;
-  let retry: NodeJS.Timeout | undefined;
-  const base = options.retryBaseMs ?? 500;
-  const start = async () => {
-    await informer.start();
-    failures = 0;
-    index.synced = true;
-  };
-  informer.on('error', (error) => {
-    index.synced = false;
-    if (stopped) return;
-    const delay = Math.min(base * 2 ** failures++, 30_000);
-    options.logger.warn({ err: String(error), retryInMs: delay }, 'StaticSite watch failed; restarting');
-    retry = setTimeout(() => {
-      start().catch((e) => options.logger.warn({ err: String(e) }, 'StaticSite relist failed'));
-    }, delay);
+export async function hostnameInformer(options: HostnameInformerOptions): Promise<HostnameSource> {
+  const clock = new SystemClock();
+  const transport = await HttpsTransport.create(loadKubeConfig(options.kubeconfig), { clock });
+  const informer = new Informer<KubeObject>({
+    name: 'staticsites',
+    api: new KubeApi(transport),
+    type: STATICSITES,
+    namespace: '',
+    clock,
+    logger: options.logger,
   });
-
   return {
-    index,
-    start,
+    index: new InformerBackedIndex(informer, options.watchDownThresholdMs ?? 30_000),
+    async start() {
+      informer.start();
+      await informer.waitForSync();
+    },
     async stop() {
-      stopped = true;
-      if (retry) clearTimeout(retry);
       await informer.stop();
+      transport.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { ObjectMeta } from '../../api/index.ts';
+import type { ObjectMeta } from '../api/index.ts';
 
 /** Any Kubernetes object as JSON: the controller keeps every field it does not know. */
 export interface KubeObject {

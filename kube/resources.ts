@@ -1,4 +1,4 @@
-import { GROUP, PLURAL, VERSION_V1 } from '../../api/index.ts';
+import { GROUP, PLURAL, VERSION_V1 } from '../api/index.ts';
 
 /** One REST resource: where it lives and what it is called. */
 export interface ResourceType {

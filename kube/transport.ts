@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Clock } from '../clock.ts';
+import type { Clock } from './clock.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 

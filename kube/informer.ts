@@ -1,9 +1,9 @@
-import { type Clock, sleep } from '../clock.ts';
-import type { KubeApi } from '../kube/api-client.ts';
-import { ApiError, errorMessage, isGone } from '../kube/api-error.ts';
-import { type KubeObject, type KubeStatus, objectKey, type WatchEvent } from '../kube/objects.ts';
-import type { ResourceType } from '../kube/resources.ts';
-import type { Logger } from '../observability/logger.ts';
+import type { Logger } from 'pino';
+import type { KubeApi } from './api-client.ts';
+import { ApiError, errorMessage, isGone } from './api-error.ts';
+import { type Clock, sleep } from './clock.ts';
+import { type KubeObject, type KubeStatus, objectKey, type WatchEvent } from './objects.ts';
+import type { ResourceType } from './resources.ts';
 
 export type ChangeType = 'add' | 'update' | 'delete';
 
