@@ -714,17 +714,32 @@ const docSpec: JSONSchemaProps = {
   },
 };
 const docCases: Array<[string, unknown]> = [
-  ['self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', { minReplicas: 1, replicas: 5, maxReplicas: 3 }],
+  [
+    'self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas',
+    { minReplicas: 1, replicas: 5, maxReplicas: 3 },
+  ],
   ["'Available' in self.stateCounts", { stateCounts: { Ready: 1 } }],
   ['(size(self.list1) == 0) != (size(self.list2) == 0)', { list1: [], list2: [] }],
   ["!('MY_KEY' in self.map1) || self.map1['MY_KEY'].matches('^[a-zA-Z]*$')", { map1: { MY_KEY: 'abc1' } }],
-  ["self.envars.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$'))", { envars: [{ name: 'MY_ENV', value: 'a1' }] }],
-  ['has(self.expired) && self.created + self.ttl < self.expired', { created: '2024-01-01T00:00:00Z', ttl: '48h', expired: '2024-01-02T00:00:00Z' }],
+  [
+    "self.envars.all(e, e.name != 'MY_ENV' || e.value.matches('^[a-zA-Z]*$'))",
+    { envars: [{ name: 'MY_ENV', value: 'a1' }] },
+  ],
+  [
+    'has(self.expired) && self.created + self.ttl < self.expired',
+    { created: '2024-01-01T00:00:00Z', ttl: '48h', expired: '2024-01-02T00:00:00Z' },
+  ],
   ["self.health.startsWith('ok')", { health: 'degraded' }],
   ["self.widgets.exists(w, w.key == 'x' && w.foo < 10)", { widgets: [{ key: 'x', foo: 20 }] }],
   ['self.set1.all(e, !(e in self.set2))', { set1: ['a', 'b'], set2: ['b'] }],
-  ['size(self.names) == size(self.details) && self.names.all(n, n in self.details)', { names: ['a', 'b'], details: { a: 'x' } }],
-  ['size(self.clusters.filter(c, c.name == self.primary)) == 1', { clusters: [{ name: 'a' }, { name: 'a' }], primary: 'a' }],
+  [
+    'size(self.names) == size(self.details) && self.names.all(n, n in self.details)',
+    { names: ['a', 'b'], details: { a: 'x' } },
+  ],
+  [
+    'size(self.clusters.filter(c, c.name == self.primary)) == 1',
+    { clusters: [{ name: 'a' }, { name: 'a' }], primary: 'a' },
+  ],
   ['self.ratio > 0.5 && self.ratio * 2.0 < 1.5', { ratio: 0.8 }],
   ['self.ratio == 1.0', { ratio: 1 }],
   ["self.data.size() == 5 && string(self.data) == 'hello'", { data: 'aGVsbG8=' }],
@@ -753,9 +768,47 @@ const docCases: Array<[string, unknown]> = [
   ['self.list1 + self.list2 == ["a", "b"]', { list1: ['a'], list2: ['b'] }],
   ["self.names.join(', ').size() < 5", { names: ['alpha', 'beta'] }],
   ['self.replicas in [1, 3, 5]', { replicas: 3 }],
-  ["self.map1.all(k, self.map1[k].size() < 3)", { map1: { a: 'xyz' } }],
+  ['self.map1.all(k, self.map1[k].size() < 3)', { map1: { a: 'xyz' } }],
 ];
 for (const [rule, value] of docCases) add('docs', docSpec, rule, value);
+
+// ---- core language details: literals, numeric semantics, error absorption, types
+const coreCases: Array<[string, string]> = [
+  ["'\\u00e9' == 'é' && '\\x41' == 'A' && '\\101' == 'A'", 'x'],
+  ["b'\\xff'.size() == 1 && b'abc' < b'abd'", 'x'],
+  ['0x10 == 16 && 1e3 == 1000.0 && 2.5e-1 == 0.25', 'x'],
+  ['-7 % 3 == -1 && -7 / 2 == -3', 'x'],
+  ["int('10') == 10 && double('1.5') == 1.5 && string(1.5) == '1.5' && string(true) == 'true'", 'x'],
+  ['1.0 / 0.0 > 1.0e308', 'x'],
+  ["'abc' < 'abd' && 'b' > 'a' && 'é'.size() == 1", 'x'],
+  ['type(1) == int && type(self) == string && type([1]) == list && type({}) == map && type(1.0) == double', 'x'],
+  ["{'a': 1, 'b': 2} == {'b': 2, 'a': 1}", 'x'],
+  ['false && (1 / 0 == 1)', 'x'],
+  ['true || (1 / 0 == 1)', 'x'],
+  ['(1 / 0 == 1) || true', 'x'],
+  ['(1 / 0 == 1) && false', 'x'],
+  ['[1, 0].exists(x, 1 / x > 0)', 'x'],
+  ['[0, 1].all(x, 1 / x > 0)', 'x'],
+  ['[0, 1].exists(x, 1 / x > 5)', 'x'],
+  ['18446744073709551615u > 0u', 'x'],
+  ['9223372036854775807 + 1 > 0', 'x'],
+  ['-9223372036854775808 - 1 < 0', 'x'],
+  ['size(self) == 5 && self.size() == 5', 'héllo'],
+  ["self.contains('ll') && self.endsWith('lo') && self.startsWith('h')", 'héllo'],
+  ["dyn(self) == 'héllo' && dyn(1) == 1.0", 'héllo'],
+  ['[1, 2, 3].filter(x, x > 1).map(x, x * 10) == [20, 30]', 'x'],
+  ['[[1], [2, 3]].exists(l, l.size() == 2)', 'x'],
+  ["{'a': [1, 2]}['a'][1] == 2", 'x'],
+  ['duration("1h") + duration("30m") == duration("90m") && duration("-1s") < duration("0s")', 'x'],
+  ['timestamp("2024-01-01T00:00:00.5Z") < timestamp("2024-01-01T00:00:01Z")', 'x'],
+];
+for (const [rule, value] of coreCases) add('core-details', str, rule, value);
+add(
+  'core-details',
+  str,
+  { rule: "r'a\\b'.size() == 3 &&\n'''x\ny'''.size() == 3", message: 'a rule over two lines' },
+  'x',
+);
 
 export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
 
@@ -814,6 +867,19 @@ bad('schema', str, { rule: '   ' });
 bad('schema', str, { rule: "self == 'a'", message: '   ' });
 bad('cost', str, "['a', self].join(',') == 'a,b'");
 bad('library', { type: 'object', properties: { replicas: int } }, 'cel.bind(r, self.replicas, r * r == 9)');
+bad('type', str, 'null == null && self != null');
+bad('instantiation', str, 'uint(-1) == 1u');
+bad('instantiation', str, "int('ten') == 10");
+bad('literal', str, "duration('abc') > duration('1s')");
+bad('literal', str, "timestamp('2024-13-01T00:00:00Z') < timestamp('2025-01-01T00:00:00Z')");
+bad('schema', str, { rule: "self == 'a' ||\nself == 'b'" });
+bad('schema', str, { rule: "self == 'a'", message: 'two\nlines' });
+// the elements of a computed list (filter's result) have no declared sizes: the estimate is unbounded
+bad(
+  'cost',
+  { type: 'array', maxItems: 16, items: { type: 'object', properties: { name: str, value: str } } },
+  "self.filter(e, e.name == 'MY_ENV').all(e, e.value.matches('^[a-zA-Z]*$'))",
+);
 bad('type', str, "'%s is %d years'.format([self, 3]) == 'tom is 3 years'");
 bad('type', str, "'%s is %d years'.format([self, dyn(3)]) == 'tom is 3 years'");
 bad('type', str, 'quantity(self).sign() == 1');

@@ -69,6 +69,20 @@ describe('cel: workarounds for @marcbachmann/cel-js', () => {
     expect(evaluateExpression("quantity('1Gi').isGreaterThan(quantity('1G'))")).to.deep.equal({ value: true });
   });
 
+  it('adds the standard overloads the library lacks and cel-go error texts for conversions', () => {
+    expect(library("b'abc' < b'abd'")).to.match(/^error: no such overload: bytes < bytes/);
+    expect(evaluateExpression("b'abc' < b'abd'")).to.deep.equal({ value: true });
+    expect(
+      evaluateExpression("timestamp(timestamp('2024-01-01T00:00:00Z')) == timestamp('2024-01-01T00:00:00Z')"),
+    ).to.deep.equal({ value: true });
+    // uint(-1): cel-go's text, as the API server reports it ("program instantiation failed: unsigned integer overflow")
+    expect(evaluateExpression('uint(-1) == 1u')).to.deep.equal({ error: 'unsigned integer overflow' });
+    // cel.ValidateDurationLiterals
+    expect(evaluateExpression("duration('abc') > duration('1s')")).to.deep.equal({
+      error: "ERROR: <input>:1:10: invalid duration argument\n | duration('abc') > duration('1s')\n | .........^",
+    });
+  });
+
   it('reports errors with cel-go wording and positions (the library has its own)', () => {
     expect(library("1 == 'a'")).to.match(/^error: no such overload: int == string/);
     expect(evaluateExpression("1 == 'a'")).to.deep.equal({

@@ -8,12 +8,15 @@ import { celGoTypeName, displayIssue, type LibraryError, toCelGoIssue } from './
 import type { RegexCache } from './library/re2.ts';
 import {
   type ExpressionAst,
+  findConstantConversions,
   findHeterogeneousLiterals,
+  findInvalidTimeLiterals,
   findRegexLiteralErrors,
   findUnsupportedBindings,
   parseExpression,
 } from './parse.ts';
 import type { CostCounter } from './runtime-cost.ts';
+import { runtimeErrorText } from './runtime-errors.ts';
 
 export interface RuleProgram {
   ast: ExpressionAst;
@@ -24,7 +27,10 @@ export interface RuleProgram {
 
 export interface CheckedExpression {
   program?: RuleProgram;
+  /** cel-go issues (parse, check, AST validators): "ERROR: <input>:L:C: ..." */
   issue?: string;
+  /** Why cel-go would refuse to plan the program (constant folding of a failing conversion). */
+  instantiationError?: string;
   type?: string;
 }
 
@@ -69,5 +75,17 @@ export function checkExpression(
     displayIssue(source, offset, 'invalid matches argument'),
   );
   if (regexIssues.length > 0) return { issue: regexIssues.join('\n') };
-  return { program: { ast: parsed.ast, run: parsed.evaluate }, type: checked.type };
+  const literalIssues = findInvalidTimeLiterals(parsed.ast).map((l) =>
+    displayIssue(source, l.offset, `invalid ${l.name} argument`),
+  );
+  if (literalIssues.length > 0) return { issue: literalIssues.join('\n') };
+  const program = { ast: parsed.ast, run: parsed.evaluate };
+  for (const call of findConstantConversions(parsed.ast)) {
+    try {
+      env.evaluate(source.slice(call.start, call.end));
+    } catch (error) {
+      return { program, type: checked.type, instantiationError: runtimeErrorText(error) };
+    }
+  }
+  return { program, type: checked.type };
 }

@@ -20,6 +20,8 @@ import { declSizeNode } from './size-nodes.ts';
 import { converterFor, type ValueConverter } from './values.ts';
 
 const DECLARED_VARIABLES: ReadonlySet<string> = new Set(['self', 'oldSelf']);
+/** newlineMatcher in the CRD validation (valid newline characters in the CEL grammar). */
+const LINE_BREAK = /[\n\r]+/;
 
 /** celconfig.PerCallLimit. */
 export const PER_CALL_LIMIT = 1_000_000;
@@ -203,6 +205,20 @@ function compileNode(
           badValue: rule.message,
           detail: 'must be non-empty if specified',
         });
+      } else if (LINE_BREAK.test((rule.message ?? '').trim())) {
+        schemaErrors.push({
+          type: 'FieldValueInvalid',
+          field: `${rulePath}.message`,
+          badValue: rule.message,
+          detail: 'must not contain line breaks',
+        });
+      } else if (LINE_BREAK.test(source.trim()) && (rule.message ?? '').trim() === '') {
+        schemaErrors.push({
+          type: 'FieldValueRequired',
+          field: `${rulePath}.message`,
+          badValue: undefined,
+          detail: 'message must be specified if rule contains line breaks',
+        });
       }
       if (
         rule.fieldPath !== undefined &&
@@ -238,6 +254,8 @@ function compileNode(
       if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.rule`, cost);
       if (checked.issue !== undefined) compiled.error = `compilation failed: ${checked.issue}`;
       else if (checked.type !== 'bool') compiled.error = 'cel expression must evaluate to a bool';
+      else if (checked.instantiationError !== undefined)
+        compiled.error = `program instantiation failed: ${checked.instantiationError}`;
       if (compiled.error !== undefined) {
         celErrors.push({
           type: 'FieldValueInvalid',
@@ -255,6 +273,9 @@ function compileNode(
         let messageError: string | undefined;
         if (message.issue !== undefined) messageError = `messageExpression compilation failed: ${message.issue}`;
         else if (message.type !== 'string') messageError = 'messageExpression must evaluate to a string';
+        else if (message.instantiationError !== undefined) {
+          messageError = `messageExpression instantiation failed: ${message.instantiationError}`;
+        }
         if (messageError !== undefined) {
           celErrors.push({
             type: 'FieldValueInvalid',

@@ -52,7 +52,7 @@ export function celGoTypeName(t: string): string {
     return `${k}(${inner})`;
   });
   while (/\b(list|map|optional)<([^<>]*)>/.test(s)) s = celGoTypeName(s);
-  return s.replace(/\bnull\b/g, 'null_type');
+  return s;
 }
 
 function lineCol(input: string, offset: number): { line: number; col: number; text: string } {

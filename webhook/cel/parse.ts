@@ -183,3 +183,65 @@ export function findHeterogeneousLiterals(
   visit(ast, false);
   return out;
 }
+
+const CONVERSIONS = new Set([
+  'int',
+  'uint',
+  'double',
+  'string',
+  'bytes',
+  'bool',
+  'timestamp',
+  'duration',
+  'dyn',
+  'type',
+]);
+
+function isConstant(node: ExpressionAst): boolean {
+  if (node.op === 'value') return true;
+  if (node.op === '-_' && isAst(node.args) && node.args.op === 'value') return true;
+  if (node.op === 'list' && Array.isArray(node.args)) return (node.args as ExpressionAst[]).every(isConstant);
+  if (node.op === 'call' && Array.isArray(node.args) && CONVERSIONS.has(node.args[0] as string)) {
+    const args = node.args[1] as ExpressionAst[];
+    return args.length === 1 && isConstant(args[0] as ExpressionAst);
+  }
+  return false;
+}
+
+/**
+ * Type conversions of constants (`uint(-1)`, `int('x')`): cel-go folds them when it plans the program and refuses
+ * the program if one fails (interpreter/decorators.go, maybeOptimizeConstUnary). Returns their source ranges.
+ */
+export function findConstantConversions(ast: ExpressionAst): Array<{ start: number; end: number }> {
+  const out: Array<{ start: number; end: number }> = [];
+  for (const node of walk(ast)) {
+    if (node.op !== 'call' || !Array.isArray(node.args) || !CONVERSIONS.has(node.args[0] as string)) continue;
+    if (isConstant(node) && node.start !== undefined && node.end !== undefined)
+      out.push({ start: node.start, end: node.end });
+  }
+  return out;
+}
+
+const DURATION_LITERAL = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$/;
+const TIMESTAMP_LITERAL = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * cel.ValidateDurationLiterals / ValidateTimestampLiterals: duration('...') and timestamp('...') with a string
+ * literal that does not parse. Returns the literal offsets and the function name.
+ */
+export function findInvalidTimeLiterals(ast: ExpressionAst): Array<{ offset: number; name: string }> {
+  const out: Array<{ offset: number; name: string }> = [];
+  for (const node of walk(ast)) {
+    if (node.op !== 'call' || !Array.isArray(node.args)) continue;
+    const name = node.args[0] as string;
+    if (name !== 'duration' && name !== 'timestamp') continue;
+    const arg = (node.args[1] as ExpressionAst[])[0];
+    if (arg?.op !== 'value' || typeof arg.args !== 'string') continue;
+    const valid =
+      name === 'duration'
+        ? DURATION_LITERAL.test(arg.args)
+        : TIMESTAMP_LITERAL.test(arg.args) && !Number.isNaN(new Date(arg.args).getTime());
+    if (!valid) out.push({ offset: arg.start ?? 0, name });
+  }
+  return out;
+}

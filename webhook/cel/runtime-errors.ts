@@ -11,6 +11,8 @@ const REWRITES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^modulo by zero$/, () => 'modulus by zero'],
   [/^division by zero$/, () => 'division by zero'],
   [/^no such overload.*$/, () => 'no such overload'],
+  [/^int\(\) type error: integer overflow$/, () => 'integer overflow'],
+  [/^uint\(\) type error: unsigned integer overflow$/, () => 'unsigned integer overflow'],
   [/^int\(\) type error.*$/, () => "type conversion error from 'string' to 'int'"],
   [/^uint\(\) type error.*$/, () => "type conversion error from 'string' to 'uint'"],
   [/^double\(\) type error.*$/, () => "type conversion error from 'string' to 'double'"],
@@ -20,10 +22,22 @@ const REWRITES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^found no matching overload.*$/, () => 'no such overload'],
 ];
 
+/** The type of the first argument of the call the error is attached to, when the library recorded it. */
+function firstArgumentType(error: { node?: { args?: unknown } }): string | undefined {
+  const args = error.node?.args;
+  const callArgs = Array.isArray(args) ? args[args.length - 1] : undefined;
+  const first = Array.isArray(callArgs) ? (callArgs[0] as { checkedType?: { name?: string } } | undefined) : undefined;
+  return first?.checkedType?.name;
+}
+
 export function runtimeErrorText(error: unknown): string {
   if (error instanceof CelFunctionError) return error.message;
-  const e = error as { summary?: string; message?: string };
+  const e = error as { summary?: string; message?: string; node?: { args?: unknown } };
   const summary = e.summary ?? (e.message ?? String(error)).split('\n')[0] ?? '';
+  // uint(-1): the library reports a conversion error, cel-go an overflow
+  if (summary === 'uint() type error: cannot convert to uint' && firstArgumentType(e) === 'int') {
+    return 'unsigned integer overflow';
+  }
   for (const [re, f] of REWRITES) {
     const m = re.exec(summary);
     if (m) return f(m);
