@@ -6,7 +6,7 @@ import {
   controllerManagerFlags,
   DEFAULT_CONTROLLERS,
   etcdFlags,
-} from '../../test/support/controlplane.ts';
+} from '../support/controlplane.ts';
 
 const root = new URL('../../', import.meta.url);
 const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
