@@ -81,7 +81,7 @@ describe('e2e: the local deployment through the six drills', function () {
     const before = (await admin.get<Deployment>(DEPLOYMENT)).body.spec.template.metadata.annotations?.[
       'staticsite.dev/content-sha256'
     ];
-    await admin.patch(SITES + '/shop', { spec: { content: '<h1>v2</h1>' } });
+    await admin.patch(`${SITES}/shop`, { spec: { content: '<h1>v2</h1>' } });
     await settled(2);
     const after = (await admin.get<Deployment>(DEPLOYMENT)).body.spec.template.metadata.annotations?.[
       'staticsite.dev/content-sha256'

@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import {
-  apiServerFlags,
-  controllerManagerFlags,
-  DEFAULT_CONTROLLERS,
-  etcdFlags,
-} from '../support/controlplane.ts';
+import { apiServerFlags, controllerManagerFlags, DEFAULT_CONTROLLERS, etcdFlags } from '../support/controlplane.ts';
 
 const root = new URL('../../', import.meta.url);
 const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {

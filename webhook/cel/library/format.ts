@@ -4,6 +4,7 @@
  * pkg/api/validate/content/{dns,kube}.go; library from k8s.io/apiserver@v0.37.2/pkg/cel/library/format.go.
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
+import { isDns1035Label, isDns1123Label, isDns1123Subdomain } from '../../schema/names.ts';
 import { isValidDateTime } from '../timestamps.ts';
 import { parseRequestURI } from './urls.ts';
 
@@ -21,15 +22,6 @@ export class NamedFormat {
   }
 }
 
-const LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const LABEL_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const SUBDOMAIN_FMT = `${LABEL_FMT}(\\.${LABEL_FMT})*`;
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const DNS1035_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const DNS1035_MSG =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const KEY_MSG =
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
@@ -38,9 +30,6 @@ const VALUE_MSG =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
 const full = (fmt: string) => new RegExp(`^${fmt}$`);
-const LABEL_RE = full(LABEL_FMT);
-const SUBDOMAIN_RE = full(SUBDOMAIN_FMT);
-const DNS1035_RE = full(DNS1035_FMT);
 const KEY_RE = full(KEY_FMT);
 const VALUE_RE = full(VALUE_FMT);
 const UUID_RE = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
@@ -51,31 +40,7 @@ const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
 const maxLenError = (n: number) => `must be no more than ${n} characters`;
 function regexError(msg: string, fmt: string, ...examples: string[]): string {
   if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join('or ')}regex used for validation is '${fmt}')`;
-}
-
-export function isDNS1123Label(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 63) errs.push(maxLenError(63));
-  if (!LABEL_RE.test(value)) {
-    if (SUBDOMAIN_RE.test(value)) errs.push('must not contain dots');
-    else errs.push(regexError(LABEL_MSG, LABEL_FMT, 'my-name', '123-abc'));
-  }
-  return errs;
-}
-
-export function isDNS1123Subdomain(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 253) errs.push(maxLenError(253));
-  if (!SUBDOMAIN_RE.test(value)) errs.push(regexError(SUBDOMAIN_MSG, SUBDOMAIN_FMT, 'example.com'));
-  return errs;
-}
-
-export function isDNS1035Label(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 63) errs.push(maxLenError(63));
-  if (!DNS1035_RE.test(value)) errs.push(regexError(DNS1035_MSG, DNS1035_FMT, 'my-name', 'abc-123'));
-  return errs;
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
 }
 
 export function isQualifiedName(value: string): string[] {
@@ -87,7 +52,7 @@ export function isQualifiedName(value: string): string[] {
     const prefix = parts[0] ?? '';
     name = parts[1] ?? '';
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else errs.push(...isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`));
+    else errs.push(...isDns1123Subdomain(prefix).map((m) => `prefix part ${m}`));
   } else {
     return [
       `a valid label key ${regexError(KEY_MSG, KEY_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
@@ -119,13 +84,13 @@ function isDate(s: string): boolean {
 }
 
 export const CONSTANT_FORMATS: ReadonlyMap<string, NamedFormat> = new Map([
-  ['dns1123Label', new NamedFormat('DNS1123Label', isDNS1123Label)],
-  ['dns1123Subdomain', new NamedFormat('DNS1123Subdomain', isDNS1123Subdomain)],
-  ['dns1035Label', new NamedFormat('DNS1035Label', isDNS1035Label)],
+  ['dns1123Label', new NamedFormat('DNS1123Label', isDns1123Label)],
+  ['dns1123Subdomain', new NamedFormat('DNS1123Subdomain', isDns1123Subdomain)],
+  ['dns1035Label', new NamedFormat('DNS1035Label', isDns1035Label)],
   ['qualifiedName', new NamedFormat('QualifiedName', isQualifiedName)],
-  ['dns1123LabelPrefix', new NamedFormat('DNS1123LabelPrefix', (s) => isDNS1123Label(maskTrailingDash(s)))],
-  ['dns1123SubdomainPrefix', new NamedFormat('DNS1123SubdomainPrefix', (s) => isDNS1123Subdomain(maskTrailingDash(s)))],
-  ['dns1035LabelPrefix', new NamedFormat('DNS1035LabelPrefix', (s) => isDNS1035Label(maskTrailingDash(s)))],
+  ['dns1123LabelPrefix', new NamedFormat('DNS1123LabelPrefix', (s) => isDns1123Label(maskTrailingDash(s)))],
+  ['dns1123SubdomainPrefix', new NamedFormat('DNS1123SubdomainPrefix', (s) => isDns1123Subdomain(maskTrailingDash(s)))],
+  ['dns1035LabelPrefix', new NamedFormat('DNS1035LabelPrefix', (s) => isDns1035Label(maskTrailingDash(s)))],
   ['labelValue', new NamedFormat('LabelValue', isLabelValue)],
   [
     'uri',
