@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -48,6 +49,7 @@ export class LocalSystem {
   certDir = '';
   recordsDir = '';
   private controllerKubeconfig = '';
+  private certsKubeconfig = '';
   private readonly log: (line: string) => void;
 
   constructor(options: LocalSystemOptions = {}) {
@@ -100,21 +102,8 @@ export class LocalSystem {
         name,
       );
 
-    this.spawn('certs', [
-      'certs',
-      'bootstrap',
-      '--service=staticsite-webhook',
-      `--namespace=${DEFAULT_NAMESPACE}`,
-      '--san=127.0.0.1',
-      '--san=localhost',
-      `--out-dir=${this.certDir}`,
-      '--webhook-config=mutating/staticsite-webhook',
-      '--webhook-config=validating/staticsite-webhook',
-      '--crd=staticsites.staticsite.dev',
-      `--kubeconfig=${await kubeconfig('staticsite-certs')}`,
-      '--watch',
-      `--metrics-port=${LOCAL_PORTS.certsMetrics}`,
-    ]);
+    this.certsKubeconfig = await kubeconfig('staticsite-certs');
+    this.spawn('certs', [...this.certsArgs(), '--watch', `--metrics-port=${LOCAL_PORTS.certsMetrics}`]);
     await this.waitReady('certs', `http://127.0.0.1:${LOCAL_PORTS.certsMetrics}/readyz`, () =>
       existsSync(join(this.certDir, 'tls.crt')),
     );
@@ -136,6 +125,32 @@ export class LocalSystem {
     this.log(`controller: records in ${this.recordsDir} (metrics :${LOCAL_PORTS.controllerMetrics})`);
   }
 
+  /** `staticsite certs bootstrap` as the local system runs it, without --watch. */
+  certsArgs(): string[] {
+    return [
+      'certs',
+      'bootstrap',
+      '--service=staticsite-webhook',
+      `--namespace=${DEFAULT_NAMESPACE}`,
+      '--san=127.0.0.1',
+      '--san=localhost',
+      `--out-dir=${this.certDir}`,
+      '--webhook-config=mutating/staticsite-webhook',
+      '--webhook-config=validating/staticsite-webhook',
+      '--crd=staticsites.staticsite.dev',
+      `--kubeconfig=${this.certsKubeconfig}`,
+    ];
+  }
+
+  /** Runs one CLI command to completion (same Node, same CLI) and returns its exit code and output. */
+  runCli(args: string[]): Promise<{ code: number | null; output: string }> {
+    return new Promise((resolve) => {
+      execFile(process.execPath, [cliMain, ...args], (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr });
+      });
+    });
+  }
+
   /** Starts (or restarts) the controller process and waits for /readyz. */
   async startController(): Promise<void> {
     this.spawn('controller', [
@@ -151,7 +166,8 @@ export class LocalSystem {
 
   /** Stops one of the three processes (SIGTERM, graceful). */
   async stopProcess(name: 'certs' | 'webhook' | 'controller'): Promise<void> {
-    await this.processes.get(name)?.stop();
+    // Longer than the controller's own --shutdown-grace (10 s), so it drains and releases its Lease.
+    await this.processes.get(name)?.stop(15_000);
     this.processes.delete(name);
   }
 
