@@ -73,18 +73,19 @@ async function wrk(url: string, dir: string): Promise<WrkResult> {
 }
 
 /**
- * An open-loop client at a fixed rate over a few keep-alive connections: each request's latency is
- * measured from the moment it was scheduled, so a stall delays (and counts against) the requests
- * behind it instead of hiding them (no coordinated omission).
+ * An open-loop client at a fixed rate over a few keep-alive connections: every millisecond it sends
+ * the requests that are due by then, whether or not earlier ones have answered. Latency is timed from
+ * each request's send; `lagMs` reports how far the client itself fell behind its schedule.
  */
 async function fixedRate(port: number, ca: string, rate: number, connections: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: connections, ca });
   const total = rate * seconds;
-  const interval = 1000 / rate;
   const latencies: number[] = [];
   let failed = 0;
-  const send = (scheduled: number) =>
+  let maxLag = 0;
+  const send = () =>
     new Promise<void>((resolve) => {
+      const sent = performance.now();
       const req = httpsRequest(
         {
           host: '127.0.0.1',
@@ -98,7 +99,7 @@ async function fixedRate(port: number, ca: string, rate: number, connections: nu
           res.resume();
           res.on('end', () => {
             if (res.statusCode !== 200) failed++;
-            latencies.push(performance.now() - scheduled);
+            latencies.push(performance.now() - sent);
             resolve();
           });
         },
@@ -109,19 +110,29 @@ async function fixedRate(port: number, ca: string, rate: number, connections: nu
       });
       req.end(review);
     });
-  const start = performance.now() + 50;
+  const start = performance.now();
   const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const scheduled = start + i * interval;
-    const wait = scheduled - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    inFlight.push(send(scheduled));
+  while (inFlight.length < total) {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor(((now - start) * rate) / 1000) + 1);
+    if (due > inFlight.length) maxLag = Math.max(maxLag, now - start - (inFlight.length * 1000) / rate);
+    while (inFlight.length < due) inFlight.push(send());
+    await new Promise((r) => setTimeout(r, 1));
   }
   await Promise.all(inFlight);
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (q: number) => +(latencies[Math.ceil(q * latencies.length) - 1] ?? 0).toFixed(2);
-  return { rate, connections, requests: latencies.length, failed, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
+  return {
+    rate,
+    connections,
+    requests: latencies.length,
+    failed,
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    maxMs: at(1),
+    lagMs: +maxLag.toFixed(1),
+  };
 }
 
 const certs = await loopbackCerts();
