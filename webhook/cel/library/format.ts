@@ -4,7 +4,13 @@
  * pkg/api/validate/content/{dns,kube}.go; library from k8s.io/apiserver@v0.37.2/pkg/cel/library/format.go.
  */
 import { type Environment, Optional } from '@marcbachmann/cel-js';
-import { isDns1035Label, isDns1123Label, isDns1123Subdomain } from '../../schema/names.ts';
+import {
+  isDns1035Label,
+  isDns1123Label,
+  isDns1123Subdomain,
+  isLabelValue,
+  isQualifiedName,
+} from '../../schema/names.ts';
 import { isValidDateTime } from '../timestamps.ts';
 import { parseRequestURI } from './urls.ts';
 
@@ -22,54 +28,9 @@ export class NamedFormat {
   }
 }
 
-const KEY_FMT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const KEY_MSG =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const VALUE_FMT = `(${KEY_FMT})?`;
-const VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
-const full = (fmt: string) => new RegExp(`^${fmt}$`);
-const KEY_RE = full(KEY_FMT);
-const VALUE_RE = full(VALUE_FMT);
 const UUID_RE = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
-const maxLenError = (n: number) => `must be no more than ${n} characters`;
-function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
-}
-
-export function isQualifiedName(value: string): string[] {
-  const errs: string[] = [];
-  const parts = value.split('/');
-  let name: string;
-  if (parts.length === 1) name = parts[0] ?? '';
-  else if (parts.length === 2) {
-    const prefix = parts[0] ?? '';
-    name = parts[1] ?? '';
-    if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else errs.push(...isDns1123Subdomain(prefix).map((m) => `prefix part ${m}`));
-  } else {
-    return [
-      `a valid label key ${regexError(KEY_MSG, KEY_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
-  }
-  if (name.length === 0) errs.push('name part must be non-empty');
-  else if (byteLength(name) > 63) errs.push(`name part ${maxLenError(63)}`);
-  if (!KEY_RE.test(name)) errs.push(`name part ${regexError(KEY_MSG, KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
-  return errs;
-}
-
-export function isLabelValue(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 63) errs.push(maxLenError(63));
-  if (!VALUE_RE.test(value)) errs.push(regexError(VALUE_MSG, VALUE_FMT, 'MyValue', 'my_value', '12345'));
-  return errs;
-}
 
 /** maskTrailingDash in apimachinery/pkg/api/validation/generic.go (for the *Prefix formats). */
 function maskTrailingDash(name: string): string {
