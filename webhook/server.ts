@@ -116,10 +116,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
   });
 
+  // Probes answer from the first moment (/readyz says what is missing); reviews are served once the
+  // StaticSite cache has synced, so the unique-hostname rule never judges from an empty cache.
+  const metricsPort = await listen(health, options.metricsPort, options.host);
   if (hostnames) await hostnames.start();
   reloader.start();
   const port = await listen(server, options.port, options.host);
-  const metricsPort = await listen(health, options.metricsPort, options.host);
   logger.info(
     {
       port,
