@@ -440,3 +440,15 @@ describe('schema engine: subresources (customresource/strategy.go, validator.go:
     expect(changed.errors.map(String)).to.deep.equal(['spec.name: Too long: may not be more than 2 bytes']);
   });
 });
+
+describe('schema: Go regexp translation corner cases', () => {
+  it('a class that is only a negated POSIX class, and \\A / \\z that anchor the whole text even under (?m)', async () => {
+    const { compileGoRegexp } = await import('../../webhook/schema/go-regexp.ts');
+    // Go: regexp.MustCompile(`^[[:^alpha:]]+\z`).MatchString("123") == true, ("abc") == false.
+    expect(compileGoRegexp('^[[:^alpha:]]+\\z').test('123')).to.equal(true);
+    expect(compileGoRegexp('^[[:^alpha:]]+\\z').test('abc')).to.equal(false);
+    // Go: `(?m)\Aa$` matches "a\nb" (\A is the text start), `(?m)b\z` does not match "b\nc".
+    expect(compileGoRegexp('(?m)\\Aa$').test('a\nb')).to.equal(true);
+    expect(compileGoRegexp('(?m)b\\z').test('b\nc')).to.equal(false);
+  });
+});

@@ -40,10 +40,11 @@ interface Translation {
 function translateEscape(pattern: string, i: number, inClass: boolean): { text: string; next: number } {
   const c = pattern[i + 1] ?? '';
   switch (c) {
+    // Start and end of the text, whatever the flags: exact even under (?m).
     case 'A':
-      return { text: '^', next: i + 2 };
+      return { text: '(?<![\\s\\S])', next: i + 2 };
     case 'z':
-      return { text: '$', next: i + 2 };
+      return { text: '(?![\\s\\S])', next: i + 2 };
     case 's':
       return { text: inClass ? GO_SPACE : `[${GO_SPACE}]`, next: i + 2 };
     case 'S':
@@ -117,6 +118,13 @@ function translate(pattern: string): Translation {
       if (ch === ']') inClass = false;
       out += ch === '[' ? '\\[' : ch;
       i++;
+      continue;
+    }
+    const negatedPosix = ch === '[' ? /^\[\[:\^([a-z]+):\]\]/.exec(pattern.slice(i)) : null;
+    if (negatedPosix && POSIX_CLASSES[negatedPosix[1] ?? ''] !== undefined) {
+      // A class that is only a negated POSIX class, `[[:^alpha:]]`, is `[^A-Za-z]`.
+      out += `[^${POSIX_CLASSES[negatedPosix[1] ?? '']}]`;
+      i += negatedPosix[0].length;
       continue;
     }
     if (ch === '[') {

@@ -3,46 +3,16 @@
  * leading inline flags `(?i)`, `(?s)`, `(?m)`, `(?U)` is rejected, `\z`, `\A`, POSIX classes `[[:alpha:]]`.
  * Compiled patterns are cached per cache object (one per environment).
  */
+import { compileGoRegexp } from '../../schema/go-regexp.ts';
 import { CelFunctionError } from './errors.ts';
-
-const POSIX: Record<string, string> = {
-  alnum: '0-9A-Za-z',
-  alpha: 'A-Za-z',
-  ascii: '\\x00-\\x7F',
-  blank: '\\t ',
-  cntrl: '\\x00-\\x1F\\x7F',
-  digit: '0-9',
-  graph: '!-~',
-  lower: 'a-z',
-  print: ' -~',
-  punct: '!-\\/:-@\\[-`{-~',
-  space: '\\t\\n\\v\\f\\r ',
-  upper: 'A-Z',
-  word: '0-9A-Za-z_',
-  xdigit: '0-9A-Fa-f',
-};
 
 export type RegexCache = Map<string, RegExp | Error>;
 
-function translate(pattern: string): { source: string; flags: string } {
-  let flags = '';
-  let source = pattern;
-  const lead = /^\(\?([imsU]+)\)/.exec(source);
-  if (lead) {
-    const f = lead[1] ?? '';
-    if (f.includes('U')) throw new Error('invalid or unsupported Perl syntax: `(?U`');
-    flags = f.replace(/[^ims]/g, '');
-    source = source.slice(lead[0].length);
-  }
-  source = source
-    .replace(/\[\[:(\^?)([a-z]+):\]\]/g, (m, neg: string, name: string) => {
-      const cls = POSIX[name];
-      return cls ? `[${neg}${cls}]` : m;
-    })
-    .replace(/\[:([a-z]+):\]/g, (m, name: string) => POSIX[name] ?? m)
-    .replace(/\\z/g, '$(?![\\s\\S])')
-    .replace(/\\A/g, '^(?<![\\s\\S])');
-  return { source, flags };
+/** The schema engine's Go-regexp translation, plus cel-go's refusal of the ungreedy flag. */
+function translate(pattern: string): RegExp {
+  const lead = /^\(\?([imsU]+)\)/.exec(pattern);
+  if (lead?.[1]?.includes('U')) throw new Error('invalid or unsupported Perl syntax: `(?U`');
+  return compileGoRegexp(pattern);
 }
 
 /** Compiles an RE2 pattern, throwing cel-go's error text when the pattern does not compile. */
@@ -50,12 +20,7 @@ export function compileRe2(cache: RegexCache, pattern: string, errorPrefix = 'Il
   let hit = cache.get(pattern);
   if (hit === undefined) {
     try {
-      const { source, flags } = translate(pattern);
-      try {
-        hit = new RegExp(source, `${flags}u`);
-      } catch {
-        hit = new RegExp(source, flags);
-      }
+      hit = translate(pattern);
     } catch (error) {
       hit = error instanceof Error ? error : new Error(String(error));
     }
