@@ -84,7 +84,8 @@ export function findRegexLiteralErrors(ast: ExpressionAst, cache: RegexCache): n
   return offsets;
 }
 
-const MACRO_NAMES = new Set([
+/** The comprehension macros: their receiver is iterated (one-variable and two-variable forms). */
+export const MACRO_NAMES: ReadonlySet<string> = new Set([
   'all',
   'exists',
   'exists_one',

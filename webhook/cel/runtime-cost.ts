@@ -6,6 +6,8 @@
  * The counter lives on the compiled rule; evaluation is synchronous, so one counter per rule suffices.
  */
 
+import { MACRO_NAMES } from './parse.ts';
+
 export interface CostCounter {
   cost: number;
   limit: number;
@@ -27,17 +29,6 @@ interface InstrumentableNode {
   evaluate: Evaluate;
 }
 
-const MACROS = new Set([
-  'all',
-  'exists',
-  'exists_one',
-  'map',
-  'filter',
-  'existsOne',
-  'transformList',
-  'transformMap',
-  'transformMapEntry',
-]);
 /** Loop condition + accumulator access per comprehension iteration (cel-go macro expansions). */
 const ITERATION_OVERHEAD = 2;
 
@@ -78,7 +69,7 @@ function children(node: InstrumentableNode): InstrumentableNode[] {
 export function instrumentProgram(ast: unknown, counter: CostCounter): void {
   const bodies = new Set<InstrumentableNode>();
   const walk = (node: InstrumentableNode) => {
-    if (node.op === 'rcall' && Array.isArray(node.args) && MACROS.has(node.args[0] as string)) {
+    if (node.op === 'rcall' && Array.isArray(node.args) && MACRO_NAMES.has(node.args[0] as string)) {
       const args = node.args[2] as InstrumentableNode[];
       const body = args[args.length - 1];
       if (body) bodies.add(body);

@@ -68,7 +68,8 @@ function isPrintable(ch: string): boolean {
   return ch === ' ' || /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u.test(ch);
 }
 
-const SIMPLE_ESCAPES: Record<string, string> = {
+/** The one-letter escapes Go's strconv.Quote uses. */
+export const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
   '\u0007': '\\a',
   '\b': '\\b',
   '\f': '\\f',

@@ -6,6 +6,7 @@
  * OVERRIDDEN_STRING_FUNCTIONS), which follow Go. Source: github.com/google/cel-go@v0.29.2/ext/strings.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { SIMPLE_ESCAPES } from '../../schema/go-format.ts';
 import { CelFunctionError } from './errors.ts';
 import { formatString } from './string-format.ts';
 
@@ -122,18 +123,6 @@ function substring(str: string, start: bigint, end?: bigint): string {
   return r.slice(Number(start), Number(end)).join('');
 }
 
-const QUOTE_ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '\\': '\\\\',
-  '"': '\\"',
-};
-
 class StringsNamespace {}
 
 export function registerStrings(env: Environment): void {
@@ -161,6 +150,6 @@ export function registerStrings(env: Environment): void {
   env.registerType('StringsNamespace', StringsNamespace);
   env.registerConstant('strings', 'StringsNamespace', new StringsNamespace());
   env.registerFunction('StringsNamespace.quote(string): string', (_: StringsNamespace, s: string) => {
-    return `"${Array.from(s, (c) => QUOTE_ESCAPES[c] ?? c).join('')}"`;
+    return `"${Array.from(s, (c) => SIMPLE_ESCAPES[c] ?? c).join('')}"`;
   });
 }
