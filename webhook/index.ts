@@ -13,6 +13,13 @@ export {
 export { type CelHookFactory, SiteSchemas } from './admission/site-schemas.ts';
 export { createValidator, type ValidatorOptions } from './admission/validate.ts';
 export { convertReview, parseConversionReview } from './conversion/convert.ts';
-export { type AdmissionHandler, createWebhookApp, type Readiness, type WebhookAppOptions } from './http/app.ts';
+export {
+  type AdmissionHandler,
+  createWebhookApp,
+  createWebhookListener,
+  type Readiness,
+  type WebhookAppOptions,
+} from './http/app.ts';
 export { WebhookMetrics } from './http/metrics.ts';
+export { createReviewEndpoint, type ReviewEndpoint, type ReviewPath } from './http/review-endpoints.ts';
 export { type HostnameSource, type RunningWebhook, startWebhookServer, type WebhookServerOptions } from './server.ts';

@@ -7,7 +7,7 @@ import type { HostnameIndex } from './admission/hostname-index.ts';
 import { createMutator } from './admission/mutate.ts';
 import { type CelHookFactory, SiteSchemas } from './admission/site-schemas.ts';
 import { createValidator } from './admission/validate.ts';
-import { createWebhookApp, type Readiness } from './http/app.ts';
+import { createWebhookListener, type Readiness } from './http/app.ts';
 import { WebhookMetrics } from './http/metrics.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';
 import {
@@ -78,7 +78,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (!hostnames) notes.push('standalone: no cluster access, the unique-hostname rule is off');
     return { ready, notes };
   };
-  const app = createWebhookApp({
+  const listener = createWebhookListener({
     mutate: createMutator({ schemas, baseDomain: options.baseDomain }),
     validate: createValidator({ schemas, hostnames: hostnames?.index }),
     metrics,
@@ -86,7 +86,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     readiness,
   });
 
-  const server = createHttpsServer(tlsOptions(credentials), app);
+  const server = createHttpsServer(tlsOptions(credentials), listener);
   server.keepAliveTimeout = 65_000;
   const reloader = new CredentialsReloader(credentials, {
     dir: options.certDir,

@@ -7,7 +7,8 @@ import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
 import { createMutator } from '../../webhook/admission/mutate.ts';
 import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
 import { createValidator } from '../../webhook/admission/validate.ts';
-import { createWebhookApp } from '../../webhook/http/app.ts';
+import { createWebhookApp, createWebhookListener, type WebhookAppOptions } from '../../webhook/http/app.ts';
+import { exceedsDepth } from '../../webhook/http/json-body.ts';
 import { WebhookMetrics } from '../../webhook/http/metrics.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are arbitrary JSON that the tests edit in place
@@ -16,13 +17,21 @@ const fixture = (path: string) =>
   JSON.parse(readFileSync(new URL(`../fixtures/${path}`, import.meta.url), 'utf8')) as Json;
 const decodePatch = (patch: string) => JSON.parse(Buffer.from(patch, 'base64').toString('utf8'));
 
-function setup(options: { maxBodyBytes?: number; throwing?: boolean; cel?: boolean } = {}) {
+type CreateApp = (options: WebhookAppOptions) => Parameters<typeof request>[0];
+
+/** Both ways the webhook serves HTTP: the Express app users drive with supertest, and the server's listener. */
+const ADAPTERS: Array<[string, CreateApp]> = [
+  ['the Express app', createWebhookApp],
+  ["the HTTPS server's request listener (reviews bypass Express)", createWebhookListener],
+];
+
+function setup(create: CreateApp, options: { maxBodyBytes?: number; throwing?: boolean; cel?: boolean } = {}) {
   const schemas = new SiteSchemas(options.cel ? celHookFor : undefined);
   const hostnames = new MemoryHostnameIndex();
   hostnames.synced = true;
   const metrics = new WebhookMetrics();
   const validate = createValidator({ schemas, hostnames });
-  const app = createWebhookApp({
+  const app = create({
     mutate: createMutator({ schemas, baseDomain: 'sites.example.com' }),
     validate: options.throwing
       ? () => {
@@ -42,312 +51,367 @@ async function metricValue(metrics: WebhookMetrics, name: string, labels: Record
   return value?.value ?? 0;
 }
 
-describe('webhook: POST /mutate', () => {
-  it('defaults replicas, tier and hostname and adds the finalizer on CREATE, as a JSONPatch echoing the uid', async () => {
-    const { app } = setup();
-    const review = fixture('admission/create-v1.json');
-    const res = await request(app).post('/mutate').send(review).expect(200);
-    expect(res.body.apiVersion).to.equal('admission.k8s.io/v1');
-    expect(res.body.kind).to.equal('AdmissionReview');
-    expect(res.body.response.uid).to.equal(review.request.uid);
-    expect(res.body.response.allowed).to.equal(true);
-    expect(res.body.response.patchType).to.equal('JSONPatch');
-    expect(decodePatch(res.body.response.patch)).to.have.deep.members([
-      { op: 'add', path: '/spec/replicas', value: 1 },
-      { op: 'add', path: '/spec/tier', value: 'dev' },
-      { op: 'add', path: '/spec/hostname', value: 'shop.web.sites.example.com' },
-      { op: 'add', path: '/metadata/finalizers', value: ['staticsite.dev/external-record'] },
-    ]);
-  });
+for (const [adapter, create] of ADAPTERS) {
+  describe(`webhook via ${adapter}`, () => {
+    describe('webhook: POST /mutate', () => {
+      it('defaults replicas, tier and hostname and adds the finalizer on CREATE, as a JSONPatch echoing the uid', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/create-v1.json');
+        const res = await request(app).post('/mutate').send(review).expect(200);
+        expect(res.body.apiVersion).to.equal('admission.k8s.io/v1');
+        expect(res.body.kind).to.equal('AdmissionReview');
+        expect(res.body.response.uid).to.equal(review.request.uid);
+        expect(res.body.response.allowed).to.equal(true);
+        expect(res.body.response.patchType).to.equal('JSONPatch');
+        expect(decodePatch(res.body.response.patch)).to.have.deep.members([
+          { op: 'add', path: '/spec/replicas', value: 1 },
+          { op: 'add', path: '/spec/tier', value: 'dev' },
+          { op: 'add', path: '/spec/hostname', value: 'shop.web.sites.example.com' },
+          { op: 'add', path: '/metadata/finalizers', value: ['staticsite.dev/external-record'] },
+        ]);
+      });
 
-  it('gives the same patch for the same request twice, and no patch once applied (reinvocation)', async () => {
-    const { app } = setup();
-    const review = fixture('admission/create-v1.json');
-    const first = await request(app).post('/mutate').send(review);
-    const second = await request(app).post('/mutate').send(review);
-    expect(second.body.response.patch).to.equal(first.body.response.patch);
-    const applied = structuredClone(review);
-    applied.request.object.spec = {
-      content: '<h1>shop</h1>',
-      replicas: 1,
-      tier: 'dev',
-      hostname: 'shop.web.sites.example.com',
-    };
-    applied.request.object.metadata.finalizers = ['staticsite.dev/external-record'];
-    const third = await request(app).post('/mutate').send(applied);
-    expect(third.body.response).to.deep.equal({ uid: review.request.uid, allowed: true });
-  });
+      it('gives the same patch for the same request twice, and no patch once applied (reinvocation)', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/create-v1.json');
+        const first = await request(app).post('/mutate').send(review);
+        const second = await request(app).post('/mutate').send(review);
+        expect(second.body.response.patch).to.equal(first.body.response.patch);
+        const applied = structuredClone(review);
+        applied.request.object.spec = {
+          content: '<h1>shop</h1>',
+          replicas: 1,
+          tier: 'dev',
+          hostname: 'shop.web.sites.example.com',
+        };
+        applied.request.object.metadata.finalizers = ['staticsite.dev/external-record'];
+        const third = await request(app).post('/mutate').send(applied);
+        expect(third.body.response).to.deep.equal({ uid: review.request.uid, allowed: true });
+      });
 
-  it('prunes unknown fields with the API server warning, and answers v1beta1 in kind', async () => {
-    const { app } = setup();
-    const review = fixture('admission/create-v1beta1.json');
-    const res = await request(app).post('/mutate').send(review).expect(200);
-    expect(res.body.apiVersion).to.equal('admission.k8s.io/v1beta1');
-    // Wording: apiextensions-apiserver customresource_handler.go, `unknown field "<path>"`.
-    expect(res.body.response.warnings).to.deep.equal(['unknown field "spec.colour"']);
-    const patch = decodePatch(res.body.response.patch);
-    expect(patch).to.deep.include({ op: 'remove', path: '/spec/colour' });
-    expect(patch.map((op: { path: string }) => op.path)).not.to.include('/spec/hostname');
-  });
+      it('prunes unknown fields with the API server warning, and answers v1beta1 in kind', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/create-v1beta1.json');
+        const res = await request(app).post('/mutate').send(review).expect(200);
+        expect(res.body.apiVersion).to.equal('admission.k8s.io/v1beta1');
+        // Wording: apiextensions-apiserver customresource_handler.go, `unknown field "<path>"`.
+        expect(res.body.response.warnings).to.deep.equal(['unknown field "spec.colour"']);
+        const patch = decodePatch(res.body.response.patch);
+        expect(patch).to.deep.include({ op: 'remove', path: '/spec/colour' });
+        expect(patch.map((op: { path: string }) => op.path)).not.to.include('/spec/hostname');
+      });
 
-  it('never adds the finalizer on UPDATE or to an object being deleted', async () => {
-    const { app } = setup();
-    const review = fixture('admission/create-v1.json');
-    review.request.operation = 'UPDATE';
-    review.request.oldObject = review.request.object;
-    const res = await request(app).post('/mutate').send(review);
-    const paths = decodePatch(res.body.response.patch).map((op: { path: string }) => op.path);
-    expect(paths).not.to.include('/metadata/finalizers');
-  });
+      it('never adds the finalizer on UPDATE or to an object being deleted', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/create-v1.json');
+        review.request.operation = 'UPDATE';
+        review.request.oldObject = review.request.object;
+        const res = await request(app).post('/mutate').send(review);
+        const paths = decodePatch(res.body.response.patch).map((op: { path: string }) => op.path);
+        expect(paths).not.to.include('/metadata/finalizers');
+      });
 
-  it('leaves the hostname alone when the name is generated, and says so', async () => {
-    const { app } = setup();
-    const review = fixture('admission/create-v1.json');
-    review.request.name = '';
-    review.request.object.metadata = { generateName: 'shop-', namespace: 'web' };
-    const res = await request(app).post('/mutate').send(review);
-    expect(res.body.response.warnings).to.deep.equal([
-      'spec.hostname was not defaulted: the name is generated by the server; set spec.hostname',
-    ]);
-  });
+      it('leaves the hostname alone when the name is generated, and says so', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/create-v1.json');
+        review.request.name = '';
+        review.request.object.metadata = { generateName: 'shop-', namespace: 'web' };
+        const res = await request(app).post('/mutate').send(review);
+        expect(res.body.response.warnings).to.deep.equal([
+          'spec.hostname was not defaulted: the name is generated by the server; set spec.hostname',
+        ]);
+      });
 
-  it('answers a review of another kind with a 400 denial naming the kind', async () => {
-    const { app } = setup();
-    const res = await request(app).post('/mutate').send(fixture('admission/create-configmap.json')).expect(200);
-    expect(res.body.response.allowed).to.equal(false);
-    expect(res.body.response.status).to.deep.include({
-      code: 400,
-      message: 'this webhook admits StaticSite.staticsite.dev objects, not ConfigMap',
+      it('answers a review of another kind with a 400 denial naming the kind', async () => {
+        const { app } = setup(create);
+        const res = await request(app).post('/mutate').send(fixture('admission/create-configmap.json')).expect(200);
+        expect(res.body.response.allowed).to.equal(false);
+        expect(res.body.response.status).to.deep.include({
+          code: 400,
+          message: 'this webhook admits StaticSite.staticsite.dev objects, not ConfigMap',
+        });
+      });
     });
+
+    describe('webhook: POST /validate', () => {
+      it('allows DELETE without decoding the object', async () => {
+        const { app } = setup(create);
+        const res = await request(app).post('/validate').send(fixture('admission/delete.json')).expect(200);
+        expect(res.body.response).to.deep.equal({ uid: 'b7a3c1e2-0000-4000-8000-000000000003', allowed: true });
+      });
+
+      it('denies an OpenAPI violation with a 422 status in the API server wording', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/create-v1.json');
+        review.request.object.spec = { content: '', replicas: 0, tier: 'qa' };
+        const res = await request(app).post('/validate').send(review).expect(200);
+        expect(res.body.response.allowed).to.equal(false);
+        expect(res.body.response.status.code).to.equal(422);
+        expect(res.body.response.status.reason).to.equal('Invalid');
+        // Wording: kube-openapi validate errors (TooShort, TooSmall), field.NotSupported in apimachinery, and the
+        // CEL-skipped note of apiextensions-apiserver registry/customresource/strategy.go (a NotSupported error blocks CEL).
+        expect(res.body.response.status.message).to.equal(
+          'StaticSite.staticsite.dev "shop" is invalid: [spec.content: Invalid value: "": spec.content in body should be at least 1 chars long, spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1, spec.tier: Unsupported value: "qa": supported values: "dev", "prod", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
+        );
+        expect(res.body.response.status.details.causes).to.have.length(4);
+      });
+
+      it('denies a hostname another StaticSite holds, and allows the holder itself', async () => {
+        const { app, hostnames } = setup(create);
+        hostnames.set({ namespace: 'other', name: 'first' }, 'shop.web.sites.example.com');
+        const review = fixture('admission/create-v1.json');
+        review.request.object.spec = { content: 'x', replicas: 1, tier: 'dev', hostname: 'shop.web.sites.example.com' };
+        const res = await request(app).post('/validate').send(review);
+        expect(res.body.response.allowed).to.equal(false);
+        // field.Duplicate: `<path>: Duplicate value: <value>` (apimachinery field/errors.go).
+        expect(res.body.response.status.message).to.equal(
+          'StaticSite.staticsite.dev "shop" is invalid: spec.hostname: Duplicate value: "shop.web.sites.example.com"',
+        );
+        hostnames.set({ namespace: 'other', name: 'first' }, undefined);
+        hostnames.set({ namespace: 'web', name: 'shop' }, 'shop.web.sites.example.com');
+        const again = await request(app).post('/validate').send(review);
+        expect(again.body.response.allowed).to.equal(true);
+      });
+
+      it('reads the hostname of a v1alpha1 object from its annotation for the unique rule', async () => {
+        const { app, hostnames } = setup(create);
+        hostnames.set({ namespace: 'other', name: 'first' }, 'blog.example.com');
+        const review = fixture('admission/create-v1beta1.json');
+        review.request.object.spec = { content: 'x', replicas: 1, tier: 'dev' };
+        review.request.object.metadata.annotations = { 'staticsite.dev/hostname': 'blog.example.com' };
+        const res = await request(app).post('/validate').send(review);
+        expect(res.body.response.allowed).to.equal(false);
+        expect(res.body.response.status.message).to.include('Duplicate value: "blog.example.com"');
+      });
+
+      it('runs the CEL rules: prod with 1 replica is denied with the CRD message', async () => {
+        const { app } = setup(create, { cel: true });
+        const res = await request(app).post('/validate').send(fixture('admission/create-prod-one-replica.json'));
+        expect(res.body.response.allowed).to.equal(false);
+        // The text the real API server gives for the same rule (test/e2e/controlplane.test.ts).
+        expect(res.body.response.status.message).to.equal(
+          'StaticSite.staticsite.dev "shop" is invalid: spec: Invalid value: prod sites need at least 2 replicas',
+        );
+      });
+
+      it('runs the transition rule on UPDATE: tier is immutable', async () => {
+        const { app } = setup(create, { cel: true });
+        const res = await request(app).post('/validate').send(fixture('admission/update-tier-change.json'));
+        expect(res.body.response.allowed).to.equal(false);
+        expect(res.body.response.status.message).to.equal(
+          'StaticSite.staticsite.dev "shop" is invalid: spec.tier: Invalid value: "prod": tier is immutable',
+        );
+      });
+
+      it('ratchets: a rule failing on a value the update did not change is a warning, not a denial', async () => {
+        const { app } = setup(create, { cel: true });
+        const review = fixture('admission/update-tier-change.json');
+        review.request.oldObject.spec = { content: 'a', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };
+        review.request.object.spec = { content: 'b', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };
+        const res = await request(app).post('/validate').send(review);
+        expect(res.body.response.allowed).to.equal(true);
+        expect(res.body.response.warnings).to.deep.equal([
+          "spec.hostname: Invalid value: \"UPPER.example.com\": hostname must be a lowercase RFC 1123 subdomain: lowercase alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character",
+        ]);
+      });
+
+      it('an UPDATE without oldObject is a 400 denial', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/update-tier-change.json');
+        delete review.request.oldObject;
+        const res = await request(app).post('/validate').send(review);
+        expect(res.body.response.status).to.deep.include({ code: 400, message: 'UPDATE request has no oldObject' });
+      });
+    });
+
+    describe('webhook: POST /convert', () => {
+      it('converts v1 to v1alpha1, keeping the hostname in the annotation', async () => {
+        const { app } = setup(create);
+        const res = await request(app).post('/convert').send(fixture('conversion/v1-to-v1alpha1.json')).expect(200);
+        expect(res.body.response.uid).to.equal('0000-conv-0001');
+        expect(res.body.response.result).to.deep.equal({ status: 'Success' });
+        const [object] = res.body.response.convertedObjects;
+        expect(object.apiVersion).to.equal('staticsite.dev/v1alpha1');
+        expect(object.metadata.annotations).to.deep.equal({ 'staticsite.dev/hostname': 'shop.example.com' });
+        expect(object.spec).to.deep.equal({ content: '<h1>shop</h1>', replicas: 2, tier: 'prod' });
+        expect(object.status).to.deep.equal({ readyReplicas: 2 });
+      });
+
+      it('reports an object it cannot convert as a Failure result naming it, not a crash', async () => {
+        const { app } = setup(create);
+        const res = await request(app).post('/convert').send(fixture('conversion/bad-object.json')).expect(200);
+        expect(res.body.response.result).to.deep.equal({
+          status: 'Failure',
+          message: 'cannot convert web/odd to staticsite.dev/v1: unsupported apiVersion "staticsite.dev/v9"',
+        });
+        expect(res.body.response.convertedObjects).to.deep.equal([]);
+      });
+    });
+
+    describe('webhook: bad input', () => {
+      const cases: Array<[string, (r: request.Test) => request.Test, number, string]> = [
+        ['an empty body', (r) => r.set('content-type', 'application/json'), 400, 'request body is empty'],
+        [
+          'a wrong content type',
+          (r) => r.set('content-type', 'text/plain').send('hello'),
+          415,
+          'contentType=text/plain, expected application/json',
+        ],
+        [
+          'a body that is not JSON',
+          (r) => r.set('content-type', 'application/json').send('{"apiVersion":'),
+          400,
+          'request body is not valid JSON: ',
+        ],
+        ['a JSON array', (r) => r.send([1, 2]), 400, 'the body is not a JSON object: expected an AdmissionReview'],
+        [
+          'another kind',
+          (r) => r.send({ apiVersion: 'admission.k8s.io/v1', kind: 'Pod' }),
+          400,
+          'expected kind "AdmissionReview", got "Pod"',
+        ],
+        [
+          'an unknown apiVersion',
+          (r) => r.send({ apiVersion: 'admission.k8s.io/v2', kind: 'AdmissionReview' }),
+          400,
+          'unsupported AdmissionReview apiVersion "admission.k8s.io/v2": expected admission.k8s.io/v1 or admission.k8s.io/v1beta1',
+        ],
+        [
+          'no request',
+          (r) => r.send({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }),
+          400,
+          'AdmissionReview has no request',
+        ],
+        [
+          'no uid',
+          (r) =>
+            r.send({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE' } }),
+          400,
+          'AdmissionReview request has no uid',
+        ],
+        [
+          'an unknown operation',
+          (r) =>
+            r.send({
+              apiVersion: 'admission.k8s.io/v1',
+              kind: 'AdmissionReview',
+              request: { uid: 'u', operation: 'PATCH' },
+            }),
+          400,
+          'AdmissionReview request has an unknown operation "PATCH": expected CREATE, UPDATE, DELETE or CONNECT',
+        ],
+      ];
+      for (const [what, build, code, message] of cases) {
+        it(`${what}: ${code} with a message naming the problem`, async () => {
+          const { app } = setup(create);
+          const res = await build(request(app).post('/validate')).expect(code);
+          expect(res.body).to.deep.include({ kind: 'Status', status: 'Failure', code });
+          expect(res.body.message.startsWith(message), res.body.message).to.equal(true);
+        });
+      }
+
+      it('a body over the limit: 413 with the limit in the message', async () => {
+        const { app } = setup(create, { maxBodyBytes: 1024 });
+        const review = fixture('admission/create-v1.json');
+        review.request.object.spec.content = 'x'.repeat(2000);
+        const res = await request(app).post('/validate').send(review).expect(413);
+        expect(res.body.message).to.equal('request entity is too large; limit is 1024 bytes');
+      });
+
+      it('a deeply nested object: 400, and the server keeps serving', async () => {
+        const { app } = setup(create);
+        const review = JSON.stringify(fixture('admission/create-v1.json'));
+        const deep = `${'{"a":'.repeat(5000)}{}${'}'.repeat(5000)}`;
+        const body = review.replace('"spec":{', `"spec":{"extra":${deep},`);
+        const res = await request(app).post('/validate').set('content-type', 'application/json').send(body).expect(400);
+        expect(res.body.message).to.equal('request body nests deeper than 100 levels');
+        await request(app).post('/validate').send(fixture('admission/delete.json')).expect(200);
+      });
+
+      it('an exception in a handler: 500, a metric, and no object text in the answer', async () => {
+        const { app, metrics } = setup(create, { throwing: true });
+        const res = await request(app).post('/validate').send(fixture('admission/create-v1.json')).expect(500);
+        expect(res.body.message).to.equal('internal error while handling the review; see the webhook log');
+        expect(res.text).not.to.include('secret');
+        expect(await metricValue(metrics, 'staticsite_webhook_handler_panics_total', { path: '/validate' })).to.equal(
+          1,
+        );
+        await request(app).post('/mutate').send(fixture('admission/create-v1.json')).expect(200);
+      });
+
+      it('an unknown path: 404 naming the routes', async () => {
+        const { app } = setup(create);
+        const res = await request(app).post('/admit').send({}).expect(404);
+        expect(res.body.message).to.equal('no route for POST /admit: use POST /mutate, /validate or /convert');
+      });
+
+      it('counts requests by path, operation and outcome', async () => {
+        const { app, metrics } = setup(create);
+        await request(app).post('/mutate').send(fixture('admission/create-v1.json'));
+        await request(app).post('/validate').send(fixture('admission/delete.json'));
+        expect(
+          await metricValue(metrics, 'staticsite_webhook_requests_total', {
+            path: '/mutate',
+            operation: 'CREATE',
+            outcome: 'patched',
+          }),
+        ).to.equal(1);
+        expect(
+          await metricValue(metrics, 'staticsite_webhook_requests_total', {
+            path: '/validate',
+            operation: 'DELETE',
+            outcome: 'allowed',
+          }),
+        ).to.equal(1);
+      });
+    });
+
+    it('serves POST /validate with the ?timeout= query the API server adds, and answers GET with 404', async () => {
+      const { app } = setup(create);
+      const review = fixture('admission/delete.json');
+      const res = await request(app).post('/validate?timeout=10s').send(review).expect(200);
+      expect(res.body.response).to.deep.equal({ uid: review.request.uid, allowed: true });
+      const get = await request(app).get('/validate').expect(404);
+      expect(get.body.message).to.equal('no route for GET /validate: use POST /mutate, /validate or /convert');
+    });
+
+    it('answers /healthz and /readyz', async () => {
+      const { app } = setup(create);
+      expect((await request(app).get('/healthz').expect(200)).text).to.equal('ok');
+      expect((await request(app).get('/readyz').expect(200)).text).to.equal('ok');
+    });
+  });
+}
+
+describe('webhook: request body depth', () => {
+  const nested = (depth: number, wrap: (inner: unknown) => unknown) => {
+    let value: unknown = 1;
+    for (let i = 0; i < depth; i++) value = wrap(value);
+    return value;
+  };
+  it('counts objects and arrays as levels: exactly the limit passes, one more fails', () => {
+    for (const wrap of [(v: unknown) => ({ a: v }), (v: unknown) => [v]]) {
+      expect(exceedsDepth(nested(100, wrap), 100)).to.equal(false);
+      expect(exceedsDepth(nested(101, wrap), 100)).to.equal(true);
+    }
+    expect(exceedsDepth({ a: [1, { b: 'x' }], c: null }, 2)).to.equal(true);
+    expect(exceedsDepth({ a: [1, { b: 'x' }], c: null }, 3)).to.equal(false);
   });
 });
 
-describe('webhook: POST /validate', () => {
-  it('allows DELETE without decoding the object', async () => {
-    const { app } = setup();
-    const res = await request(app).post('/validate').send(fixture('admission/delete.json')).expect(200);
-    expect(res.body.response).to.deep.equal({ uid: 'b7a3c1e2-0000-4000-8000-000000000003', allowed: true });
-  });
-
-  it('denies an OpenAPI violation with a 422 status in the API server wording', async () => {
-    const { app } = setup();
-    const review = fixture('admission/create-v1.json');
-    review.request.object.spec = { content: '', replicas: 0, tier: 'qa' };
-    const res = await request(app).post('/validate').send(review).expect(200);
-    expect(res.body.response.allowed).to.equal(false);
-    expect(res.body.response.status.code).to.equal(422);
-    expect(res.body.response.status.reason).to.equal('Invalid');
-    // Wording: kube-openapi validate errors (TooShort, TooSmall), field.NotSupported in apimachinery, and the
-    // CEL-skipped note of apiextensions-apiserver registry/customresource/strategy.go (a NotSupported error blocks CEL).
-    expect(res.body.response.status.message).to.equal(
-      'StaticSite.staticsite.dev "shop" is invalid: [spec.content: Invalid value: "": spec.content in body should be at least 1 chars long, spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1, spec.tier: Unsupported value: "qa": supported values: "dev", "prod", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
-    );
-    expect(res.body.response.status.details.causes).to.have.length(4);
-  });
-
-  it('denies a hostname another StaticSite holds, and allows the holder itself', async () => {
-    const { app, hostnames } = setup();
-    hostnames.set({ namespace: 'other', name: 'first' }, 'shop.web.sites.example.com');
-    const review = fixture('admission/create-v1.json');
-    review.request.object.spec = { content: 'x', replicas: 1, tier: 'dev', hostname: 'shop.web.sites.example.com' };
-    const res = await request(app).post('/validate').send(review);
-    expect(res.body.response.allowed).to.equal(false);
-    // field.Duplicate: `<path>: Duplicate value: <value>` (apimachinery field/errors.go).
-    expect(res.body.response.status.message).to.equal(
-      'StaticSite.staticsite.dev "shop" is invalid: spec.hostname: Duplicate value: "shop.web.sites.example.com"',
-    );
-    hostnames.set({ namespace: 'other', name: 'first' }, undefined);
-    hostnames.set({ namespace: 'web', name: 'shop' }, 'shop.web.sites.example.com');
-    const again = await request(app).post('/validate').send(review);
-    expect(again.body.response.allowed).to.equal(true);
-  });
-
-  it('reads the hostname of a v1alpha1 object from its annotation for the unique rule', async () => {
-    const { app, hostnames } = setup();
-    hostnames.set({ namespace: 'other', name: 'first' }, 'blog.example.com');
-    const review = fixture('admission/create-v1beta1.json');
-    review.request.object.spec = { content: 'x', replicas: 1, tier: 'dev' };
-    review.request.object.metadata.annotations = { 'staticsite.dev/hostname': 'blog.example.com' };
-    const res = await request(app).post('/validate').send(review);
-    expect(res.body.response.allowed).to.equal(false);
-    expect(res.body.response.status.message).to.include('Duplicate value: "blog.example.com"');
-  });
-
-  it('runs the CEL rules: prod with 1 replica is denied with the CRD message', async () => {
-    const { app } = setup({ cel: true });
-    const res = await request(app).post('/validate').send(fixture('admission/create-prod-one-replica.json'));
-    expect(res.body.response.allowed).to.equal(false);
-    // The text the real API server gives for the same rule (test/e2e/controlplane.test.ts).
-    expect(res.body.response.status.message).to.equal(
-      'StaticSite.staticsite.dev "shop" is invalid: spec: Invalid value: prod sites need at least 2 replicas',
-    );
-  });
-
-  it('runs the transition rule on UPDATE: tier is immutable', async () => {
-    const { app } = setup({ cel: true });
-    const res = await request(app).post('/validate').send(fixture('admission/update-tier-change.json'));
-    expect(res.body.response.allowed).to.equal(false);
-    expect(res.body.response.status.message).to.equal(
-      'StaticSite.staticsite.dev "shop" is invalid: spec.tier: Invalid value: "prod": tier is immutable',
-    );
-  });
-
-  it('ratchets: a rule failing on a value the update did not change is a warning, not a denial', async () => {
-    const { app } = setup({ cel: true });
-    const review = fixture('admission/update-tier-change.json');
-    review.request.oldObject.spec = { content: 'a', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };
-    review.request.object.spec = { content: 'b', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };
-    const res = await request(app).post('/validate').send(review);
-    expect(res.body.response.allowed).to.equal(true);
-    expect(res.body.response.warnings).to.deep.equal([
-      "spec.hostname: Invalid value: \"UPPER.example.com\": hostname must be a lowercase RFC 1123 subdomain: lowercase alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character",
-    ]);
-  });
-
-  it('an UPDATE without oldObject is a 400 denial', async () => {
-    const { app } = setup();
-    const review = fixture('admission/update-tier-change.json');
-    delete review.request.oldObject;
-    const res = await request(app).post('/validate').send(review);
-    expect(res.body.response.status).to.deep.include({ code: 400, message: 'UPDATE request has no oldObject' });
-  });
-});
-
-describe('webhook: POST /convert', () => {
-  it('converts v1 to v1alpha1, keeping the hostname in the annotation', async () => {
-    const { app } = setup();
-    const res = await request(app).post('/convert').send(fixture('conversion/v1-to-v1alpha1.json')).expect(200);
-    expect(res.body.response.uid).to.equal('0000-conv-0001');
-    expect(res.body.response.result).to.deep.equal({ status: 'Success' });
-    const [object] = res.body.response.convertedObjects;
-    expect(object.apiVersion).to.equal('staticsite.dev/v1alpha1');
-    expect(object.metadata.annotations).to.deep.equal({ 'staticsite.dev/hostname': 'shop.example.com' });
-    expect(object.spec).to.deep.equal({ content: '<h1>shop</h1>', replicas: 2, tier: 'prod' });
-    expect(object.status).to.deep.equal({ readyReplicas: 2 });
-  });
-
-  it('reports an object it cannot convert as a Failure result naming it, not a crash', async () => {
-    const { app } = setup();
-    const res = await request(app).post('/convert').send(fixture('conversion/bad-object.json')).expect(200);
-    expect(res.body.response.result).to.deep.equal({
-      status: 'Failure',
-      message: 'cannot convert web/odd to staticsite.dev/v1: unsupported apiVersion "staticsite.dev/v9"',
-    });
-    expect(res.body.response.convertedObjects).to.deep.equal([]);
-  });
-});
-
-describe('webhook: bad input', () => {
-  const cases: Array<[string, (r: request.Test) => request.Test, number, string]> = [
-    ['an empty body', (r) => r.set('content-type', 'application/json'), 400, 'request body is empty'],
-    [
-      'a wrong content type',
-      (r) => r.set('content-type', 'text/plain').send('hello'),
-      415,
-      'contentType=text/plain, expected application/json',
-    ],
-    [
-      'a body that is not JSON',
-      (r) => r.set('content-type', 'application/json').send('{"apiVersion":'),
-      400,
-      'request body is not valid JSON: ',
-    ],
-    ['a JSON array', (r) => r.send([1, 2]), 400, 'the body is not a JSON object: expected an AdmissionReview'],
-    [
-      'another kind',
-      (r) => r.send({ apiVersion: 'admission.k8s.io/v1', kind: 'Pod' }),
-      400,
-      'expected kind "AdmissionReview", got "Pod"',
-    ],
-    [
-      'an unknown apiVersion',
-      (r) => r.send({ apiVersion: 'admission.k8s.io/v2', kind: 'AdmissionReview' }),
-      400,
-      'unsupported AdmissionReview apiVersion "admission.k8s.io/v2": expected admission.k8s.io/v1 or admission.k8s.io/v1beta1',
-    ],
-    [
-      'no request',
-      (r) => r.send({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }),
-      400,
-      'AdmissionReview has no request',
-    ],
-    [
-      'no uid',
-      (r) => r.send({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE' } }),
-      400,
-      'AdmissionReview request has no uid',
-    ],
-    [
-      'an unknown operation',
-      (r) =>
-        r.send({
-          apiVersion: 'admission.k8s.io/v1',
-          kind: 'AdmissionReview',
-          request: { uid: 'u', operation: 'PATCH' },
-        }),
-      400,
-      'AdmissionReview request has an unknown operation "PATCH": expected CREATE, UPDATE, DELETE or CONNECT',
-    ],
-  ];
-  for (const [what, build, code, message] of cases) {
-    it(`${what}: ${code} with a message naming the problem`, async () => {
-      const { app } = setup();
-      const res = await build(request(app).post('/validate')).expect(code);
-      expect(res.body).to.deep.include({ kind: 'Status', status: 'Failure', code });
-      expect(res.body.message.startsWith(message), res.body.message).to.equal(true);
-    });
-  }
-
-  it('a body over the limit: 413 with the limit in the message', async () => {
-    const { app } = setup({ maxBodyBytes: 1024 });
-    const review = fixture('admission/create-v1.json');
-    review.request.object.spec.content = 'x'.repeat(2000);
-    const res = await request(app).post('/validate').send(review).expect(413);
-    expect(res.body.message).to.equal('request entity is too large; limit is 1024 bytes');
-  });
-
-  it('a deeply nested object: 400, and the server keeps serving', async () => {
-    const { app } = setup();
-    const review = JSON.stringify(fixture('admission/create-v1.json'));
-    const deep = `${'{"a":'.repeat(5000)}{}${'}'.repeat(5000)}`;
-    const body = review.replace('"spec":{', `"spec":{"extra":${deep},`);
-    const res = await request(app).post('/validate').set('content-type', 'application/json').send(body).expect(400);
-    expect(res.body.message).to.equal('request body nests deeper than 100 levels');
-    await request(app).post('/validate').send(fixture('admission/delete.json')).expect(200);
-  });
-
-  it('an exception in a handler: 500, a metric, and no object text in the answer', async () => {
-    const { app, metrics } = setup({ throwing: true });
-    const res = await request(app).post('/validate').send(fixture('admission/create-v1.json')).expect(500);
-    expect(res.body.message).to.equal('internal error while handling the review; see the webhook log');
-    expect(res.text).not.to.include('secret');
-    expect(await metricValue(metrics, 'staticsite_webhook_handler_panics_total', { path: '/validate' })).to.equal(1);
-    await request(app).post('/mutate').send(fixture('admission/create-v1.json')).expect(200);
-  });
-
-  it('an unknown path: 404 naming the routes', async () => {
-    const { app } = setup();
-    const res = await request(app).post('/admit').send({}).expect(404);
-    expect(res.body.message).to.equal('no route for POST /admit: use POST /mutate, /validate or /convert');
-  });
-
-  it('counts requests by path, operation and outcome', async () => {
-    const { app, metrics } = setup();
-    await request(app).post('/mutate').send(fixture('admission/create-v1.json'));
+describe('webhook: request metrics', () => {
+  it('counts each request once, however often it is scraped', async () => {
+    const { app, metrics } = setup(createWebhookListener);
     await request(app).post('/validate').send(fixture('admission/delete.json'));
-    expect(
-      await metricValue(metrics, 'staticsite_webhook_requests_total', {
-        path: '/mutate',
-        operation: 'CREATE',
-        outcome: 'patched',
-      }),
-    ).to.equal(1);
-    expect(
-      await metricValue(metrics, 'staticsite_webhook_requests_total', {
-        path: '/validate',
-        operation: 'DELETE',
-        outcome: 'allowed',
-      }),
-    ).to.equal(1);
+    const labels = { path: '/validate', operation: 'DELETE', outcome: 'allowed' };
+    expect(await metricValue(metrics, 'staticsite_webhook_requests_total', labels)).to.equal(1);
+    expect(await metricValue(metrics, 'staticsite_webhook_requests_total', labels)).to.equal(1);
+    await request(app).post('/validate').send(fixture('admission/delete.json'));
+    expect(await metricValue(metrics, 'staticsite_webhook_requests_total', labels)).to.equal(2);
+    const text = await metrics.registry.metrics();
+    expect(text).to.include(
+      'staticsite_webhook_requests_total{path="/validate",operation="DELETE",outcome="allowed"} 2',
+    );
+    expect(text).to.match(/staticsite_webhook_request_duration_seconds_count\{path="\/validate"\} 2/);
   });
 });

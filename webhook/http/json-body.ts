@@ -5,16 +5,18 @@ export const DEFAULT_MAX_BODY_BYTES = 7 * 1024 * 1024;
 /** Far deeper than any object the API server sends; keeps recursive walks off the stack limit. */
 export const DEFAULT_MAX_DEPTH = 100;
 
-/** Nesting depth of a parsed JSON value, walked without recursion; stops counting past `limit`. */
+/** Whether a parsed JSON value nests deeper than `limit`; the recursion stops at the limit, so it cannot overflow the stack. */
 export function exceedsDepth(value: unknown, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
+  return nestsDeeper(value, limit, 1);
+}
+
+function nestsDeeper(node: unknown, limit: number, depth: number): boolean {
+  if (typeof node !== 'object' || node === null) return false;
+  if (depth > limit) return true;
+  if (Array.isArray(node)) {
+    for (const child of node) if (nestsDeeper(child, limit, depth + 1)) return true;
+  } else {
+    for (const key in node) if (nestsDeeper((node as Record<string, unknown>)[key], limit, depth + 1)) return true;
   }
   return false;
 }

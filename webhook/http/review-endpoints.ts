@@ -1,0 +1,163 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import {
+  type AdmissionRequest,
+  type AdmissionResponse,
+  parseAdmissionReview,
+  ReviewError,
+  reviewResponse,
+} from '../admission/review.ts';
+import { convertReview, parseConversionReview } from '../conversion/convert.ts';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH, decodeJsonBody } from './json-body.ts';
+import type { WebhookMetrics } from './metrics.ts';
+
+export type AdmissionHandler = (request: AdmissionRequest) => AdmissionResponse;
+
+export const REVIEW_PATHS = ['/mutate', '/validate', '/convert'] as const;
+export type ReviewPath = (typeof REVIEW_PATHS)[number];
+
+export interface ReviewEndpointOptions {
+  mutate: AdmissionHandler;
+  validate: AdmissionHandler;
+  metrics: WebhookMetrics;
+  logger: Logger;
+  maxBodyBytes?: number;
+  maxDepth?: number;
+}
+
+/** The review endpoints as one plain Node handler, shared by the Express app and the HTTPS server. */
+export type ReviewEndpoint = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => void;
+
+export function statusBody(code: number, message: string) {
+  const reason =
+    code === 413
+      ? 'RequestEntityTooLarge'
+      : code === 415
+        ? 'UnsupportedMediaType'
+        : code === 404
+          ? 'NotFound'
+          : code >= 500
+            ? 'InternalError'
+            : 'BadRequest';
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+function outcomeOf(response: AdmissionResponse): string {
+  if (!response.allowed) return (response.status?.code ?? 403) >= 500 ? 'error' : 'denied';
+  return response.patch ? 'patched' : 'allowed';
+}
+
+/**
+ * Reads the whole body, refusing more than `limit` bytes with 413. Leaner than body-parser on the
+ * hot path: no content-type negotiation (decodeJsonBody checks the type) and no inflation (the API
+ * server does not compress webhook requests).
+ */
+function readBody(req: IncomingMessage, limit: number, done: (body: Buffer | ReviewError) => void) {
+  const tooLarge = () => new ReviewError(413, `request entity is too large; limit is ${limit} bytes`);
+  if (Number(req.headers['content-length']) > limit) {
+    req.resume(); // drain, so the connection stays usable for the error response
+    done(tooLarge());
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= limit) chunks.push(chunk);
+  });
+  req.on('end', () => {
+    done(size > limit ? tooLarge() : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+  });
+  req.on('error', (error) => done(new ReviewError(400, `cannot read the request body: ${error.message}`)));
+}
+
+/**
+ * POST /mutate, /validate and /convert: body limit, content type, decoding, status codes, metrics
+ * and logs. The admission decisions are plain functions passed in. Every failure is answered here
+ * (4xx with a message naming the problem, or 500 plus a metric), so no error escapes to a framework.
+ */
+export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndpoint {
+  const { metrics, logger } = options;
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+
+  const admit = (path: ReviewPath, handler: AdmissionHandler, contentType: string | undefined, body: Buffer) => {
+    const { apiVersion, request } = parseAdmissionReview(decodeJsonBody(contentType, body, maxDepth));
+    const response = handler(request);
+    const outcome = outcomeOf(response);
+    metrics.countRequest(path, request.operation, outcome);
+    if (!response.allowed) {
+      logger.info(
+        { uid: request.uid, path, operation: request.operation, code: response.status?.code },
+        response.status?.message ?? 'denied',
+      );
+    } else if (logger.isLevelEnabled('debug')) {
+      logger.debug({ uid: request.uid, path, operation: request.operation, outcome }, 'admitted');
+    }
+    return reviewResponse(apiVersion, response);
+  };
+
+  const convert = (contentType: string | undefined, body: Buffer) => {
+    const request = parseConversionReview(decodeJsonBody(contentType, body, maxDepth));
+    const review = convertReview(request);
+    const failed = review.response?.result.status === 'Failure';
+    metrics.countRequest('/convert', 'CONVERT', failed ? 'denied' : 'allowed');
+    if (failed) logger.info({ uid: request.uid, path: '/convert' }, review.response?.result.message ?? 'failed');
+    return review;
+  };
+
+  const answer = (path: ReviewPath, contentType: string | undefined, body: Buffer) =>
+    path === '/convert'
+      ? convert(contentType, body)
+      : admit(path, path === '/mutate' ? options.mutate : options.validate, contentType, body);
+
+  const fail = (path: ReviewPath, res: ServerResponse, error: unknown) => {
+    let code: number;
+    let message: string;
+    if (error instanceof ReviewError) {
+      code = error.code;
+      message = error.message;
+    } else {
+      code = 500;
+      message = 'internal error while handling the review; see the webhook log';
+      metrics.panics.inc({ path });
+      logger.error(
+        { path, err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
+        'handler failed',
+      );
+    }
+    metrics.countRequest(path, '', code >= 500 ? 'error' : 'bad_request');
+    if (code < 500) logger.info({ path, code }, message);
+    sendJson(res, code, statusBody(code, message));
+  };
+
+  const pathLabels: Record<ReviewPath, { path: ReviewPath }> = {
+    '/mutate': { path: '/mutate' },
+    '/validate': { path: '/validate' },
+    '/convert': { path: '/convert' },
+  };
+
+  return (path, req, res) => {
+    const received = performance.now();
+    metrics.inFlight.inc();
+    res.once('close', () => {
+      metrics.inFlight.dec();
+      metrics.duration.observe(pathLabels[path], (performance.now() - received) / 1000);
+    });
+    readBody(req, maxBodyBytes, (body) => {
+      if (body instanceof ReviewError) return fail(path, res, body);
+      let review: unknown;
+      try {
+        review = answer(path, req.headers['content-type'], body);
+      } catch (thrown) {
+        return fail(path, res, thrown);
+      }
+      sendJson(res, 200, review);
+    });
+  };
+}
