@@ -1,7 +1,8 @@
 /**
- * One server process for bench/webhook.bench.ts: `--mode webhook` is the real webhook (standalone),
- * `--mode bare` a bare Node HTTPS server answering a fixed JSON: the ceiling for comparison.
- * Prints `listening <port>` when ready.
+ * One server process for bench/webhook.bench.ts: `--mode webhook` is the real webhook with its
+ * unique-hostname rule on (an in-memory index holding 1,000 other sites, as the watch-backed cache
+ * would), `--mode bare` a bare Node HTTPS server answering a fixed JSON: the ceiling for comparison.
+ * Prints `listening <port>` when ready (the webhook adds `metrics <port>`).
  */
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:https';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { celHookFor } from '../webhook/admission/cel-hook.ts';
+import { MemoryHostnameIndex } from '../webhook/admission/hostname-index.ts';
 import { startWebhookServer } from '../webhook/server.ts';
 
 const { values } = parseArgs({
@@ -17,6 +19,9 @@ const { values } = parseArgs({
 });
 const certDir = values['cert-dir'] ?? '';
 if (values.mode === 'webhook') {
+  const index = new MemoryHostnameIndex();
+  for (let i = 0; i < 1000; i++) index.set({ namespace: 'web', name: `site-${i}` }, `site-${i}.web.sites.test`);
+  index.synced = true;
   const webhook = await startWebhookServer({
     certDir,
     port: 0,
@@ -25,8 +30,9 @@ if (values.mode === 'webhook') {
     baseDomain: 'sites.test',
     logger: pino({ level: 'warn' }),
     celHookFor,
+    hostnames: { index, start: async () => {}, stop: async () => {} },
   });
-  process.stdout.write(`listening ${webhook.port}\n`);
+  process.stdout.write(`listening ${webhook.port} metrics ${webhook.metricsPort}\n`);
   process.on('SIGTERM', () => void webhook.close().then(() => process.exit(0)));
 } else {
   const body = JSON.stringify({
