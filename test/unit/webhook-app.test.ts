@@ -25,7 +25,15 @@ const ADAPTERS: Array<[string, CreateApp]> = [
   ["the HTTPS server's request listener (reviews bypass Express)", createWebhookListener],
 ];
 
-function setup(create: CreateApp, options: { maxBodyBytes?: number; throwing?: boolean; cel?: boolean } = {}) {
+function setup(
+  create: CreateApp,
+  options: {
+    maxBodyBytes?: number;
+    throwing?: boolean;
+    cel?: boolean;
+    readiness?: WebhookAppOptions['readiness'];
+  } = {},
+) {
   const schemas = new SiteSchemas(options.cel ? celHookFor : undefined);
   const hostnames = new MemoryHostnameIndex();
   hostnames.synced = true;
@@ -41,6 +49,7 @@ function setup(create: CreateApp, options: { maxBodyBytes?: number; throwing?: b
     metrics,
     logger: pino({ level: 'silent' }),
     maxBodyBytes: options.maxBodyBytes,
+    readiness: options.readiness,
   });
   return { app, hostnames, metrics };
 }
@@ -379,6 +388,19 @@ for (const [adapter, create] of ADAPTERS) {
       const { app } = setup(create);
       expect((await request(app).get('/healthz').expect(200)).text).to.equal('ok');
       expect((await request(app).get('/readyz').expect(200)).text).to.equal('ok');
+    });
+
+    it('a probe that throws: 500 and a metric, and the server keeps serving', async () => {
+      const { app, metrics } = setup(create, {
+        readiness: () => {
+          throw new Error('cache gone');
+        },
+      });
+      const res = await request(app).get('/readyz').expect(500);
+      expect(res.body).to.deep.include({ kind: 'Status', code: 500, reason: 'InternalError' });
+      expect(res.text).not.to.include('cache gone');
+      expect(await metricValue(metrics, 'staticsite_webhook_handler_panics_total', { path: '/readyz' })).to.equal(1);
+      await request(app).post('/validate').send(fixture('admission/delete.json')).expect(200);
     });
   });
 }

@@ -22,6 +22,8 @@ export interface WebhookAppOptions extends ReviewEndpointOptions {
   readiness?: () => Readiness;
 }
 
+const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
 function expressApp(options: WebhookAppOptions, review: ReviewEndpoint): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -50,9 +52,10 @@ function expressApp(options: WebhookAppOptions, review: ReviewEndpoint): express
 
   // The review endpoint answers its own failures; this catches what escapes the probes or Express.
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    options.metrics.panics.inc({ path: req.path });
+    const path = PROBE_PATHS.has(req.path) ? req.path : 'other'; // a bounded label, whatever the URL
+    options.metrics.panics.inc({ path });
     options.logger.error(
-      { path: req.path, err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
+      { path, err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
       'handler failed',
     );
     sendJson(res, 500, statusBody(500, 'internal error while handling the request; see the webhook log'));
