@@ -77,8 +77,8 @@ const FAST_PATHS: ReadonlyMap<string, ReviewPath> = new Map(REVIEW_PATHS.map((pa
 /**
  * The request listener the HTTPS server runs: the same Express app, except that `POST /mutate`,
  * `/validate` and `/convert` (what the API server calls, with or without its `?timeout=` query) go
- * straight to the shared review endpoint. Express's per-request setup costs about as much as a whole
- * review, and the API server waits on every write for this answer.
+ * straight to the shared review endpoint. Under load Express's per-request setup cost about a fifth
+ * of a review's CPU (bench/RESULTS.md), and the API server waits on every write for this answer.
  */
 export function createWebhookListener(options: WebhookAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const review = createReviewEndpoint(options);
