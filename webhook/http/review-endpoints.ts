@@ -90,7 +90,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     const { apiVersion, request } = parseAdmissionReview(decodeJsonBody(contentType, body, maxDepth));
     const response = handler(request);
     const outcome = outcomeOf(response);
-    metrics.countRequest(path, request.operation, outcome);
+    metrics.requests.inc({ path, operation: request.operation, outcome });
     if (!response.allowed) {
       logger.info(
         { uid: request.uid, path, operation: request.operation, code: response.status?.code },
@@ -106,7 +106,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     const request = parseConversionReview(decodeJsonBody(contentType, body, maxDepth));
     const review = convertReview(request);
     const failed = review.response?.result.status === 'Failure';
-    metrics.countRequest('/convert', 'CONVERT', failed ? 'denied' : 'allowed');
+    metrics.requests.inc({ path: '/convert', operation: 'CONVERT', outcome: failed ? 'denied' : 'allowed' });
     if (failed) logger.info({ uid: request.uid, path: '/convert' }, review.response?.result.message ?? 'failed');
     return review;
   };
@@ -131,7 +131,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
         'handler failed',
       );
     }
-    metrics.countRequest(path, '', code >= 500 ? 'error' : 'bad_request');
+    metrics.requests.inc({ path, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
     if (code < 500) logger.info({ path, code }, message);
     sendJson(res, code, statusBody(code, message));
   };
