@@ -182,6 +182,29 @@ for (const [adapter, create] of ADAPTERS) {
         expect(again.body.response.allowed).to.equal(true);
       });
 
+      it('decodes a UTF-8 body with multi-byte characters as it decodes an ASCII one', async () => {
+        const { app } = setup(create);
+        const review = fixture('admission/create-v1.json');
+        const name = 'shöp-日本-🚀'; // 2-, 3- and 4-byte UTF-8 sequences
+        review.request.object.metadata.name = name;
+        const utf8 = await request(app)
+          .post('/validate')
+          .set('content-type', 'application/json')
+          .send(JSON.stringify(review));
+        const escaped = await request(app)
+          .post('/validate')
+          .set('content-type', 'application/json')
+          .send(
+            JSON.stringify(review).replace(
+              /[^ -~]/g,
+              (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+            ),
+          );
+        // strconv.Quote keeps printable non-ASCII runes as they are, so the value comes back unchanged.
+        expect(utf8.body.response.status.message).to.include(`metadata.name: Invalid value: "${name}"`);
+        expect(escaped.body.response.status).to.deep.equal(utf8.body.response.status);
+      });
+
       it('reads the hostname of a v1alpha1 object from its annotation for the unique rule', async () => {
         const { app, hostnames } = setup(create);
         hostnames.set({ namespace: 'other', name: 'first' }, 'blog.example.com');

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { ReviewError } from '../admission/review.ts';
 
 /** controller-runtime's limit (pkg/webhook/admission/http.go, maxRequestSize): 7 MiB. */
@@ -30,7 +31,9 @@ export function decodeJsonBody(contentType: string | undefined, body: unknown, m
   if (!Buffer.isBuffer(body) || body.length === 0) throw new ReviewError(400, 'request body is empty');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    // For an ASCII body (most objects are), latin1 decodes the same text as UTF-8
+    // and builds V8's one-byte string without a UTF-8 pass: about 1.5 µs of a 25 µs review.
+    parsed = JSON.parse(isAscii(body) ? body.toString('latin1') : body.toString('utf8'));
   } catch (error) {
     throw new ReviewError(400, `request body is not valid JSON: ${(error as Error).message}`);
   }

@@ -212,15 +212,16 @@ export function validateEmbeddedResource(x: JsonObject, path: string): FieldErro
   return errs;
 }
 
+const STANDARD_FINALIZERS: ReadonlySet<string> = new Set(['orphan', 'foregroundDeletion', 'kubernetes']);
+
 /** Finalizer warnings on create/update (customresource/validator.go:86, strategy.go:234). */
 export function finalizerWarnings(finalizers: readonly string[]): string[] {
-  const standard = new Set(['orphan', 'foregroundDeletion', 'kubernetes']);
   const warnings: string[] = [];
   const path = 'metadata.finalizers';
   const unique = finalizers.length > 1 ? [...new Set(finalizers)].sort(compareGoStrings) : finalizers;
   for (const f of unique) {
     for (const msg of isQualifiedName(f)) warnings.push(`${path}: ${goQuote(f)}: ${msg}`);
-    if (f.split('/').length === 1 && !standard.has(f)) {
+    if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
       warnings.push(
         f.includes('.')
           ? `${path}: ${goQuote(f)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`
