@@ -195,10 +195,7 @@ for (const [adapter, create] of ADAPTERS) {
           .post('/validate')
           .set('content-type', 'application/json')
           .send(
-            JSON.stringify(review).replace(
-              /[^ -~]/g,
-              (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-            ),
+            JSON.stringify(review).replace(/[^ -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
           );
         // strconv.Quote keeps printable non-ASCII runes as they are, so the value comes back unchanged.
         expect(utf8.body.response.status.message).to.include(`metadata.name: Invalid value: "${name}"`);
