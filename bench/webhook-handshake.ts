@@ -1,13 +1,15 @@
 /**
  * What a new connection costs the webhook: full TLS handshakes (no session resumption) against the
- * real webhook server, one after another, client and server in this process. Serving key: the RSA
- * 2048 one the cert bootstrapper issues, against an ECDSA P-256 one (test/fixtures/tls). The API
+ * real webhook server, one after another, client and server in this process; baseline, in the same
+ * run: a bare Node HTTPS server with the same key. Serving key: the RSA 2048 one the cert
+ * bootstrapper issues, against an ECDSA P-256 one (test/fixtures/tls). The API
  * server keeps its webhook connections open, so this is paid when it (re)connects: after a restart,
  * an idle timeout, or a burst that needs more connections.
  * Run: npm run bench:webhook-handshake [-- handshakes]   (default 400 per key, after 50 of warm-up)
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createSecureContext, type SecureContext } from 'node:tls';
@@ -27,8 +29,13 @@ function handshake(port: number, secureContext: SecureContext): Promise<void> {
   });
 }
 
-async function measure(certDir: string, ca: string) {
-  const webhook = await startWebhookServer({
+interface Listening {
+  port: number;
+  close(): Promise<void>;
+}
+
+function webhookServer(certDir: string): Promise<Listening> {
+  return startWebhookServer({
     certDir,
     port: 0,
     metricsPort: 0,
@@ -36,6 +43,27 @@ async function measure(certDir: string, ca: string) {
     baseDomain: 'sites.test',
     logger: pino({ level: 'warn' }),
   });
+}
+
+async function bareServer(certDir: string): Promise<Listening> {
+  const server = createServer(
+    {
+      cert: readFileSync(join(certDir, 'tls.crt')),
+      key: readFileSync(join(certDir, 'tls.key')),
+      minVersion: 'TLSv1.2',
+    },
+    (_req, res) => res.end(),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function measure(start: (certDir: string) => Promise<Listening>, certDir: string, ca: string) {
+  const webhook = await start(certDir);
   // One client context for all handshakes: building it per connection would cost more than the handshake.
   const client = createSecureContext({ ca });
   try {
@@ -64,8 +92,14 @@ try {
   for (let round = 1; round <= 3; round++) {
     rounds.push({
       round,
-      rsa2048: await measure(rsa.dir, rsa.ca.certPem),
-      ecdsaP256: await measure(ecdsaDir, fixture('ecdsa-p256.crt')),
+      rsa2048: {
+        bare: await measure(bareServer, rsa.dir, rsa.ca.certPem),
+        webhook: await measure(webhookServer, rsa.dir, rsa.ca.certPem),
+      },
+      ecdsaP256: {
+        bare: await measure(bareServer, ecdsaDir, fixture('ecdsa-p256.crt')),
+        webhook: await measure(webhookServer, ecdsaDir, fixture('ecdsa-p256.crt')),
+      },
     });
   }
   console.log(
