@@ -9,13 +9,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createSecureContext, type SecureContext } from 'node:tls';
-import { pino } from 'pino';
 import { loopbackCerts } from '../test/support/webhook-certs.ts';
-import { startWebhookServer } from '../webhook/server.ts';
+import { type Listening, startBareHttps, startLoopbackWebhook } from './loopback-servers.ts';
 
 const handshakes = Number(process.argv[2] ?? 400);
 
@@ -29,48 +27,17 @@ function handshake(port: number, secureContext: SecureContext): Promise<void> {
   });
 }
 
-interface Listening {
-  port: number;
-  close(): Promise<void>;
-}
-
-function webhookServer(certDir: string): Promise<Listening> {
-  return startWebhookServer({
-    certDir,
-    port: 0,
-    metricsPort: 0,
-    host: '127.0.0.1',
-    baseDomain: 'sites.test',
-    logger: pino({ level: 'warn' }),
-  });
-}
-
-async function bareServer(certDir: string): Promise<Listening> {
-  const server = createServer(
-    {
-      cert: readFileSync(join(certDir, 'tls.crt')),
-      key: readFileSync(join(certDir, 'tls.key')),
-      minVersion: 'TLSv1.2',
-    },
-    (_req, res) => res.end(),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address ? address.port : 0,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+const bareServer = (certDir: string) => startBareHttps(certDir, (_req, res) => res.end());
 
 async function measure(start: (certDir: string) => Promise<Listening>, certDir: string, ca: string) {
-  const webhook = await start(certDir);
+  const server = await start(certDir);
   // One client context for all handshakes: building it per connection would cost more than the handshake.
   const client = createSecureContext({ ca });
   try {
-    for (let i = 0; i < 50; i++) await handshake(webhook.port, client);
+    for (let i = 0; i < 50; i++) await handshake(server.port, client);
     const cpu = process.cpuUsage();
     const start = performance.now();
-    for (let i = 0; i < handshakes; i++) await handshake(webhook.port, client);
+    for (let i = 0; i < handshakes; i++) await handshake(server.port, client);
     const wallMs = performance.now() - start;
     const used = process.cpuUsage(cpu);
     return {
@@ -78,7 +45,7 @@ async function measure(start: (certDir: string) => Promise<Listening>, certDir: 
       cpuMillisecondsPerHandshake: +((used.user + used.system) / 1000 / handshakes).toFixed(3),
     };
   } finally {
-    await webhook.close();
+    await server.close();
   }
 }
 
@@ -94,11 +61,11 @@ try {
       round,
       rsa2048: {
         bare: await measure(bareServer, rsa.dir, rsa.ca.certPem),
-        webhook: await measure(webhookServer, rsa.dir, rsa.ca.certPem),
+        webhook: await measure(startLoopbackWebhook, rsa.dir, rsa.ca.certPem),
       },
       ecdsaP256: {
         bare: await measure(bareServer, ecdsaDir, fixture('ecdsa-p256.crt')),
-        webhook: await measure(webhookServer, ecdsaDir, fixture('ecdsa-p256.crt')),
+        webhook: await measure(startLoopbackWebhook, ecdsaDir, fixture('ecdsa-p256.crt')),
       },
     });
   }

@@ -4,14 +4,10 @@
  * would), `--mode bare` a bare Node HTTPS server answering a fixed JSON: the ceiling for comparison.
  * Prints `listening <port>` when ready (the webhook adds `metrics <port>`).
  */
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:https';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { celHookFor } from '../webhook/admission/cel-hook.ts';
 import { MemoryHostnameIndex } from '../webhook/admission/hostname-index.ts';
-import { startWebhookServer } from '../webhook/server.ts';
+import { startBareHttps, startLoopbackWebhook } from './loopback-servers.ts';
 
 const { values } = parseArgs({
   options: { mode: { type: 'string' }, 'cert-dir': { type: 'string' } },
@@ -22,13 +18,7 @@ if (values.mode === 'webhook') {
   const index = new MemoryHostnameIndex();
   for (let i = 0; i < 1000; i++) index.set({ namespace: 'web', name: `site-${i}` }, `site-${i}.web.sites.test`);
   index.synced = true;
-  const webhook = await startWebhookServer({
-    certDir,
-    port: 0,
-    metricsPort: 0,
-    host: '127.0.0.1',
-    baseDomain: 'sites.test',
-    logger: pino({ level: 'warn' }),
+  const webhook = await startLoopbackWebhook(certDir, {
     celHookFor,
     hostnames: { index, start: async () => {}, stop: async () => {} },
   });
@@ -40,20 +30,10 @@ if (values.mode === 'webhook') {
     kind: 'AdmissionReview',
     response: { uid: 'x', allowed: true },
   });
-  const server = createServer(
-    {
-      cert: await readFile(join(certDir, 'tls.crt')),
-      key: await readFile(join(certDir, 'tls.key')),
-      minVersion: 'TLSv1.2',
-    },
-    (req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
-    },
-  );
-  server.listen(0, '127.0.0.1', () => {
-    const address = server.address();
-    process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
+  const server = await startBareHttps(certDir, (req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
   });
-  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+  process.stdout.write(`listening ${server.port}\n`);
+  process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));
 }
