@@ -865,6 +865,8 @@ bad('syntax', str, '1 +* 2 == 3');
 bad('syntax', str, "self == 'unterminated");
 bad('schema', str, { rule: '   ' });
 bad('schema', str, { rule: "self == 'a'", message: '   ' });
+// a no-break space is blank to strings.TrimSpace and not printable to strconv.Quote: printed as \u00a0
+bad('schema', str, { rule: "self == 'a'", message: '\u00a0' });
 bad('cost', str, "['a', self].join(',') == 'a,b'");
 bad('library', { type: 'object', properties: { replicas: int } }, 'cel.bind(r, self.replicas, r * r == 9)');
 bad('type', str, 'null == null && self != null');

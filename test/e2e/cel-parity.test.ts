@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { CustomResourceDefinition } from '../../api/crd.ts';
 import type { JSONSchemaProps } from '../../api/openapi.ts';
-import { compileRules, evaluate, formatFieldErrors } from '../../webhook/cel/index.ts';
+import { aggregateMessage, compileRules, evaluate } from '../../webhook/cel/index.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../support/crds.ts';
 import { testCluster } from '../support/shared.ts';
@@ -160,7 +160,7 @@ describe('e2e: CEL parity with the API server', function () {
           ? { verdict: 'allowed', message: '', warnings: evaluation.warnings }
           : {
               verdict: 'denied',
-              message: `422: ${KIND}.${GROUP} "${name}" is invalid: ${formatFieldErrors(evaluation.errors)}`,
+              message: `422: ${KIND}.${GROUP} "${name}" is invalid: ${aggregateMessage(evaluation.errors)}`,
             };
       results.push({
         id: name,
@@ -189,7 +189,7 @@ describe('e2e: CEL parity with the API server', function () {
           ? { verdict: 'allowed', message: '' }
           : {
               verdict: 'denied',
-              message: `422: CustomResourceDefinition.apiextensions.k8s.io "${plural}.${GROUP}" is invalid: ${formatFieldErrors(errors)}`,
+              message: `422: CustomResourceDefinition.apiextensions.k8s.io "${plural}.${GROUP}" is invalid: ${aggregateMessage(errors)}`,
             };
       const r = {
         id: plural,

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { staticSiteSchema } from '../../api/index.ts';
 import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
-import { compileRules, formatFieldErrors } from '../../webhook/cel/index.ts';
+import { aggregateMessage, compileRules } from '../../webhook/cel/index.ts';
 
 const BASE = 'spec.validation.openAPIV3Schema';
 const RULE = `${BASE}.properties[spec].properties[x].x-kubernetes-validations[0]`;
@@ -16,7 +16,7 @@ function crdErrors(x: JSONSchemaProps, ...rules: ValidationRule[]): string {
     type: 'object',
     properties: { spec: { type: 'object', properties: { x: { ...x, 'x-kubernetes-validations': rules } } } },
   };
-  return formatFieldErrors(compileRules(schema, { basePath: BASE }).errors);
+  return aggregateMessage(compileRules(schema, { basePath: BASE }).errors);
 }
 
 const COST_HINT =
@@ -93,6 +93,13 @@ describe('cel: compile-time checks when a CRD is written', () => {
     );
   });
 
+  it('prints bad values as strconv.Quote does: a no-break space is escaped', () => {
+    // strings.TrimSpace drops U+00A0; strconv.IsPrint says it is not printable, so %q writes \u00a0.
+    expect(crdErrors({ type: 'string' }, { rule: "self == 'a'", message: '\u00a0' })).to.equal(
+      `${RULE}.message: Invalid value: "\\u00a0": must be non-empty if specified`,
+    );
+  });
+
   it('oldSelf is rejected under list items that cannot be correlated (not a map-type list)', () => {
     const errors = crdErrors(
       { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 10 } },
@@ -114,7 +121,7 @@ describe('cel: compile-time checks when a CRD is written', () => {
         },
       },
     };
-    expect(formatFieldErrors(compileRules(schema, { basePath: BASE }).errors)).to.equal(
+    expect(aggregateMessage(compileRules(schema, { basePath: BASE }).errors)).to.equal(
       `${BASE}.properties[spec].properties[x].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": ` +
         `oldSelf cannot be used on the uncorrelatable portion of the schema within ${BASE}.properties[spec].properties[x]`,
     );

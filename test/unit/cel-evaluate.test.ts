@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { staticSiteSchema } from '../../api/index.ts';
 import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
-import { compileRules, evaluate, formatFieldErrors } from '../../webhook/cel/index.ts';
+import { aggregateMessage, compileRules, evaluate } from '../../webhook/cel/index.ts';
 
 function rules(x: JSONSchemaProps, ...r: ValidationRule[]) {
   const schema: JSONSchemaProps = {
@@ -18,7 +18,7 @@ function rules(x: JSONSchemaProps, ...r: ValidationRule[]) {
   expect(errors).to.deep.equal([]);
   return (value: unknown, old?: unknown) => {
     const result = evaluate(compiled, { spec: { x: value } }, old === undefined ? undefined : { spec: { x: old } });
-    return { message: formatFieldErrors(result.errors), warnings: result.warnings };
+    return { message: aggregateMessage(result.errors), warnings: result.warnings };
   };
 }
 
@@ -36,7 +36,7 @@ describe('cel: evaluating rules like the API server', () => {
       metadata: { name: 's' },
       spec,
     });
-    const errors = (o: unknown, old?: unknown) => formatFieldErrors(evaluate(compiled, o, old).errors);
+    const errors = (o: unknown, old?: unknown) => aggregateMessage(evaluate(compiled, o, old).errors);
     expect(errors(site({ content: 'x', tier: 'prod', replicas: 1 }))).to.equal(
       'spec: Invalid value: prod sites need at least 2 replicas',
     );

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { goFloat, goJsonMarshal, goQuote } from '../../webhook/schema/go-format.ts';
+import { goFloat, goJsonMarshal, goQuote } from '../../webhook/apimachinery/go-format.ts';
 import { aggregateMessage, FieldError, fieldErrors, invalidMessage, NIL_PATH } from '../../webhook/schema/index.ts';
 
 // Expected strings follow k8s.io/apimachinery@v0.37.2/pkg/util/validation/field/errors.go

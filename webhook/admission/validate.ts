@@ -1,6 +1,6 @@
 import { API_VERSION_V1, convertStaticSite, GROUP, KIND, type StaticSiteV1 } from '../../api/index.ts';
+import { fieldErrors, invalidMessage } from '../apimachinery/field-error.ts';
 import { type AdmissionResult, admit, type FieldValidation } from '../schema/admit.ts';
-import { fieldErrors, invalidMessage } from '../schema/field-error.ts';
 import { isJsonObject } from '../schema/json-value.ts';
 import type { HostnameIndex } from './hostname-index.ts';
 import { allowed, denied, errored } from './responses.ts';

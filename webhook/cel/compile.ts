@@ -7,11 +7,12 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
+import { FieldError } from '../apimachinery/field-error.ts';
+import { GoStruct } from '../apimachinery/go-struct.ts';
 import { checkExpression, type RuleProgram } from './check.ts';
 import { expressionCost } from './cost.ts';
 import { type DeclType, MAX_REQUEST_SIZE_BYTES, schemaDeclType } from './decl-types.ts';
 import { type CelEnvironment, createCelEnvironment, ObjectTypeTable } from './environment.ts';
-import type { FieldError } from './field-error.ts';
 import { normalizeFieldPath } from './field-path.ts';
 import type { RegexCache } from './library/re2.ts';
 import { referencesVariable } from './parse.ts';
@@ -134,15 +135,15 @@ function hasRules(s: JSONSchemaProps | undefined): boolean {
   return Object.values(s.properties ?? {}).some(hasRules);
 }
 
-function ruleValue(rule: ValidationRule): Record<string, unknown> {
-  return {
-    Rule: rule.rule ?? '',
-    Message: rule.message ?? '',
-    MessageExpression: rule.messageExpression ?? '',
-    Reason: rule.reason ?? null,
-    FieldPath: rule.fieldPath ?? '',
-    OptionalOldSelf: rule.optionalOldSelf ?? null,
-  };
+function ruleValue(rule: ValidationRule): GoStruct {
+  return new GoStruct([
+    ['Rule', rule.rule ?? ''],
+    ['Message', rule.message ?? ''],
+    ['MessageExpression', rule.messageExpression ?? ''],
+    ['Reason', rule.reason ?? null],
+    ['FieldPath', rule.fieldPath ?? ''],
+    ['OptionalOldSelf', rule.optionalOldSelf ?? null],
+  ]);
 }
 
 /** getCostErrorMessage in validation.go. */
@@ -192,45 +193,33 @@ function compileNode(
       const rulePath = `${path}.x-kubernetes-validations[${i}]`;
       const source = rule.rule ?? '';
       if (source.trim() === '') {
-        schemaErrors.push({
-          type: 'FieldValueRequired',
-          field: `${rulePath}.rule`,
-          badValue: undefined,
-          detail: 'rule is not specified',
-        });
+        schemaErrors.push(new FieldError('FieldValueRequired', `${rulePath}.rule`, undefined, 'rule is not specified'));
       } else if ((rule.message ?? '').length > 0 && (rule.message ?? '').trim() === '') {
-        schemaErrors.push({
-          type: 'FieldValueInvalid',
-          field: `${rulePath}.message`,
-          badValue: rule.message,
-          detail: 'must be non-empty if specified',
-        });
+        schemaErrors.push(
+          new FieldError('FieldValueInvalid', `${rulePath}.message`, rule.message, 'must be non-empty if specified'),
+        );
       } else if (LINE_BREAK.test((rule.message ?? '').trim())) {
-        schemaErrors.push({
-          type: 'FieldValueInvalid',
-          field: `${rulePath}.message`,
-          badValue: rule.message,
-          detail: 'must not contain line breaks',
-        });
+        schemaErrors.push(
+          new FieldError('FieldValueInvalid', `${rulePath}.message`, rule.message, 'must not contain line breaks'),
+        );
       } else if (LINE_BREAK.test(source.trim()) && (rule.message ?? '').trim() === '') {
-        schemaErrors.push({
-          type: 'FieldValueRequired',
-          field: `${rulePath}.message`,
-          badValue: undefined,
-          detail: 'message must be specified if rule contains line breaks',
-        });
+        schemaErrors.push(
+          new FieldError(
+            'FieldValueRequired',
+            `${rulePath}.message`,
+            undefined,
+            'message must be specified if rule contains line breaks',
+          ),
+        );
       }
       if (
         rule.fieldPath !== undefined &&
         rule.fieldPath !== '' &&
         normalizeFieldPath(rule.fieldPath, schema) === undefined
       ) {
-        schemaErrors.push({
-          type: 'FieldValueInvalid',
-          field: `${rulePath}.fieldPath`,
-          badValue: rule.fieldPath,
-          detail: 'must be a valid path',
-        });
+        schemaErrors.push(
+          new FieldError('FieldValueInvalid', `${rulePath}.fieldPath`, rule.fieldPath, 'must be a valid path'),
+        );
       }
     });
     rules.forEach((rule, i) => {
@@ -244,12 +233,14 @@ function compileNode(
       compiled.staticCost = checked.program && checked.type === 'bool' ? expressionCost(checked.program.ast, sizes) : 0;
       const cost = compiled.staticCost * maxCardinality;
       if (cost > STATIC_ESTIMATED_COST_LIMIT) {
-        celErrors.push({
-          type: 'FieldValueForbidden',
-          field: `${rulePath}.rule`,
-          badValue: undefined,
-          detail: costErrorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT),
-        });
+        celErrors.push(
+          new FieldError(
+            'FieldValueForbidden',
+            `${rulePath}.rule`,
+            undefined,
+            costErrorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT),
+          ),
+        );
       }
       if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.rule`, cost);
       if (checked.issue !== undefined) compiled.error = `compilation failed: ${checked.issue}`;
@@ -257,12 +248,7 @@ function compileNode(
       else if (checked.instantiationError !== undefined)
         compiled.error = `program instantiation failed: ${checked.instantiationError}`;
       if (compiled.error !== undefined) {
-        celErrors.push({
-          type: 'FieldValueInvalid',
-          field: `${rulePath}.rule`,
-          badValue: ruleValue(rule),
-          detail: compiled.error,
-        });
+        celErrors.push(new FieldError('FieldValueInvalid', `${rulePath}.rule`, ruleValue(rule), compiled.error));
         return;
       }
       compiled.program = checked.program;
@@ -277,24 +263,23 @@ function compileNode(
           messageError = `messageExpression instantiation failed: ${message.instantiationError}`;
         }
         if (messageError !== undefined) {
-          celErrors.push({
-            type: 'FieldValueInvalid',
-            field: `${rulePath}.messageExpression`,
-            badValue: ruleValue(rule),
-            detail: messageError,
-          });
+          celErrors.push(
+            new FieldError('FieldValueInvalid', `${rulePath}.messageExpression`, ruleValue(rule), messageError),
+          );
         } else {
           compiled.messageExpression = message.program;
           compiled.messageStaticCost = message.program ? expressionCost(message.program.ast, sizes) : 0;
           trackCostIfExpensive(compiled.messageExpression, compiled.messageStaticCost);
           const messageCost = compiled.messageStaticCost * maxCardinality;
           if (messageCost > STATIC_ESTIMATED_COST_LIMIT) {
-            celErrors.push({
-              type: 'FieldValueForbidden',
-              field: `${rulePath}.messageExpression`,
-              badValue: undefined,
-              detail: costErrorMessage('estimated messageExpression cost', messageCost, STATIC_ESTIMATED_COST_LIMIT),
-            });
+            celErrors.push(
+              new FieldError(
+                'FieldValueForbidden',
+                `${rulePath}.messageExpression`,
+                undefined,
+                costErrorMessage('estimated messageExpression cost', messageCost, STATIC_ESTIMATED_COST_LIMIT),
+              ),
+            );
           }
           if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.messageExpression`, messageCost);
         }
@@ -303,20 +288,24 @@ function compileNode(
         compiled.normalizedFieldPath = normalizeFieldPath(rule.fieldPath, schema);
       if (compiled.usesOldSelf) {
         if (uncorrelatablePath !== undefined) {
-          celErrors.push({
-            type: 'FieldValueInvalid',
-            field: `${rulePath}.rule`,
-            badValue: rule.rule,
-            detail: `oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatablePath}`,
-          });
+          celErrors.push(
+            new FieldError(
+              'FieldValueInvalid',
+              `${rulePath}.rule`,
+              rule.rule,
+              `oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatablePath}`,
+            ),
+          );
         }
       } else if (rule.optionalOldSelf !== undefined) {
-        celErrors.push({
-          type: 'FieldValueInvalid',
-          field: `${rulePath}.optionalOldSelf`,
-          badValue: rule.optionalOldSelf,
-          detail: 'may not be set if oldSelf is not used in rule',
-        });
+        celErrors.push(
+          new FieldError(
+            'FieldValueInvalid',
+            `${rulePath}.optionalOldSelf`,
+            rule.optionalOldSelf,
+            'may not be set if oldSelf is not used in rule',
+          ),
+        );
       }
     });
     ctx.errors.push(...schemaErrors);
@@ -413,23 +402,27 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
   );
   if (totalCost.total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     for (const expensive of totalCost.mostExpensive) {
-      errors.push({
-        type: 'FieldValueForbidden',
-        field: expensive.path,
-        badValue: undefined,
-        detail: 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema',
-      });
+      errors.push(
+        new FieldError(
+          'FieldValueForbidden',
+          expensive.path,
+          undefined,
+          'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema',
+        ),
+      );
     }
-    errors.push({
-      type: 'FieldValueForbidden',
-      field: basePath,
-      badValue: undefined,
-      detail: costErrorMessage(
-        'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
-        totalCost.total,
-        STATIC_ESTIMATED_CRD_COST_LIMIT,
+    errors.push(
+      new FieldError(
+        'FieldValueForbidden',
+        basePath,
+        undefined,
+        costErrorMessage(
+          'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
+          totalCost.total,
+          STATIC_ESTIMATED_CRD_COST_LIMIT,
+        ),
       ),
-    });
+    );
   }
   return { compiled: { root, objectClasses: table }, errors };
 }

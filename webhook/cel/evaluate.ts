@@ -6,16 +6,10 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import type { ValidationRule } from '../../api/openapi.ts';
+import { FieldError, OMIT_VALUE } from '../apimachinery/field-error.ts';
+import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
+import { goQuote } from '../apimachinery/go-format.ts';
 import { type CompiledNode, type CompiledRules, PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './compile.ts';
-import {
-  childPath,
-  type FieldError,
-  formatFieldError,
-  goQuote,
-  indexPath,
-  keyPath,
-  OMIT_VALUE,
-} from './field-error.ts';
 import { CostLimitExceeded } from './runtime-cost.ts';
 import { runtimeErrorText } from './runtime-errors.ts';
 import { CelValueError } from './values.ts';
@@ -95,6 +89,15 @@ function ruleMessageOrDefault(rule: ValidationRule): string {
   return (rule.message ?? '').length === 0 ? `failed rule: ${ruleErrorString(rule)}` : (rule.message ?? '').trim();
 }
 
+function outOfBudget(path: string, schemaType: string): FieldError {
+  return new FieldError(
+    'FieldValueInvalid',
+    path,
+    schemaType,
+    'validation failed due to running out of cost budget, no further validation rules will be run',
+  );
+}
+
 function fieldErrorForReason(
   path: string,
   value: unknown,
@@ -103,13 +106,13 @@ function fieldErrorForReason(
 ): FieldError {
   switch (reason) {
     case 'FieldValueForbidden':
-      return { type: 'FieldValueForbidden', field: path, badValue: undefined, detail };
+      return new FieldError('FieldValueForbidden', path, undefined, detail);
     case 'FieldValueRequired':
-      return { type: 'FieldValueRequired', field: path, badValue: undefined, detail };
+      return new FieldError('FieldValueRequired', path, undefined, detail);
     case 'FieldValueDuplicate':
-      return { type: 'FieldValueDuplicate', field: path, badValue: value, detail: '' };
+      return new FieldError('FieldValueDuplicate', path, value, '');
     default:
-      return { type: 'FieldValueInvalid', field: path, badValue: value, detail };
+      return new FieldError('FieldValueInvalid', path, value, detail);
   }
 }
 
@@ -190,12 +193,7 @@ function validateExpressions(
   if (rules.length === 0) return true;
   const type = node.schemaType;
   if (run.budget <= 0) {
-    run.errors.push({
-      type: 'FieldValueInvalid',
-      field: path,
-      badValue: type,
-      detail: 'validation failed due to running out of cost budget, no further validation rules will be run',
-    });
+    run.errors.push(outOfBudget(path, type));
     run.budget = -1;
     return false;
   }
@@ -206,18 +204,13 @@ function validateExpressions(
     oldSelf = !node.usesOldSelf || oldObj === undefined || oldObj === null ? undefined : node.convert(oldObj);
   } catch (error) {
     if (!(error instanceof CelValueError)) throw error;
-    run.errors.push({ type: 'FieldValueInvalid', field: path, badValue: type, detail: error.message });
+    run.errors.push(new FieldError('FieldValueInvalid', path, type, error.message));
     return true;
   }
   for (const compiled of rules) {
     const rule = compiled.rule;
     if (compiled.error !== undefined) {
-      run.errors.push({
-        type: 'FieldValueInvalid',
-        field: path,
-        badValue: type,
-        detail: `rule compile error: ${compiled.error}`,
-      });
+      run.errors.push(new FieldError('FieldValueInvalid', path, type, `rule compile error: ${compiled.error}`));
       continue;
     }
     const program = compiled.program;
@@ -243,12 +236,7 @@ function validateExpressions(
     if (program.counter && program.counter.cost > program.counter.limit) failure = new CostLimitExceeded();
     const cost = program.counter ? program.counter.cost : compiled.staticCost;
     if (cost > run.budget) {
-      run.errors.push({
-        type: 'FieldValueInvalid',
-        field: path,
-        badValue: type,
-        detail: 'validation failed due to running out of cost budget, no further validation rules will be run',
-      });
+      run.errors.push(outOfBudget(path, type));
       run.budget = -1;
       return false;
     }
@@ -256,29 +244,30 @@ function validateExpressions(
     if (failure !== undefined) {
       const text = runtimeErrorText(failure);
       if (failure instanceof CostLimitExceeded) {
-        run.errors.push({
-          type: 'FieldValueInvalid',
-          field: path,
-          badValue: type,
-          detail: `'${text}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(rule)}`,
-        });
+        run.errors.push(
+          new FieldError(
+            'FieldValueInvalid',
+            path,
+            type,
+            `'${text}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(rule)}`,
+          ),
+        );
         run.budget = -1;
         return false;
       }
       if (text.startsWith('no such overload')) {
-        run.errors.push({
-          type: 'FieldValueInvalid',
-          field: path,
-          badValue: type,
-          detail: `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`,
-        });
+        run.errors.push(
+          new FieldError(
+            'FieldValueInvalid',
+            path,
+            type,
+            `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`,
+          ),
+        );
       } else {
-        run.errors.push({
-          type: 'FieldValueInvalid',
-          field: path,
-          badValue: type,
-          detail: `${text} evaluating rule: ${ruleErrorString(rule)}`,
-        });
+        run.errors.push(
+          new FieldError('FieldValueInvalid', path, type, `${text} evaluating rule: ${ruleErrorString(rule)}`),
+        );
       }
       continue;
     }
@@ -287,7 +276,7 @@ function validateExpressions(
     const currentPath = compiled.normalizedFieldPath ? childPath(path, compiled.normalizedFieldPath) : path;
     const addErr = (e: FieldError) => {
       if (run.options.ratcheting && !compiled.usesOldSelf && shouldRatchet(ratchet)) {
-        run.warnings.push(formatFieldError(e));
+        run.warnings.push(e.toString());
       } else run.errors.push(e);
     };
     let detail: string | undefined;
@@ -308,23 +297,26 @@ function validateExpressions(
         failure = new CostLimitExceeded();
       const cost = messageExpression.counter ? messageExpression.counter.cost : compiled.messageStaticCost;
       if (cost > run.budget) {
-        addErr({
-          type: 'FieldValueInvalid',
-          field: currentPath,
-          badValue: type,
-          detail:
+        addErr(
+          new FieldError(
+            'FieldValueInvalid',
+            currentPath,
+            type,
             'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run',
-        });
+          ),
+        );
         run.budget = -1;
         return false;
       }
       if (failure instanceof CostLimitExceeded) {
-        addErr({
-          type: 'FieldValueInvalid',
-          field: currentPath,
-          badValue: type,
-          detail: `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${goQuote(rule.messageExpression ?? '')}`,
-        });
+        addErr(
+          new FieldError(
+            'FieldValueInvalid',
+            currentPath,
+            type,
+            `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${goQuote(rule.messageExpression ?? '')}`,
+          ),
+        );
         run.budget = -1;
         return false;
       }

@@ -3,6 +3,8 @@
  * against objects the way the API server does. Independent of the schema engine (webhook/schema), which calls
  * compileRules() when it loads a CRD and evaluate() after its own OpenAPI validation.
  */
+
+export { aggregateMessage, FieldError } from '../apimachinery/field-error.ts';
 export {
   type CompiledRules,
   type CompileOptions,
@@ -15,4 +17,3 @@ export {
 export { type CelEnvironment, createCelEnvironment } from './environment.ts';
 export { type EvaluateOptions, type EvaluateResult, evaluate } from './evaluate.ts';
 export { type ExpressionResult, evaluateExpression } from './expression.ts';
-export { type FieldError, formatFieldError, formatFieldErrors } from './field-error.ts';

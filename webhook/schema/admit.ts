@@ -5,11 +5,12 @@
  * -> CEL. The order and the outcomes follow customresource_handler.go, handlers/create.go,
  * customresource/strategy.go and validator.go in apiextensions-apiserver v0.37.
  */
+
+import { invalidMessage } from '../apimachinery/field-error.ts';
+import { goQuote } from '../apimachinery/go-format.ts';
 import type { AdmissionResult, AdmitOptions, CelHookInput } from './admission.ts';
 import type { CompiledSchema } from './compile.ts';
 import { type Decoded, DecodeFailure, decode } from './decode.ts';
-import { invalidMessage } from './field-error.ts';
-import { goQuote } from './go-format.ts';
 import { isJsonObject, type JsonObject } from './json-value.ts';
 import { finalizerWarnings } from './objectmeta-validate.ts';
 import { generateName, metadataOf, placeInNamespace, prepare } from './prepare.ts';

@@ -3,9 +3,10 @@
  * coerced while decoding (objectmeta/coerce.go, non-root) and validated with the object
  * (objectmeta/validation.go).
  */
+
+import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
+import { compareGoStrings } from '../apimachinery/go-format.ts';
 import type { SchemaNode } from './compile.ts';
-import { type FieldError, fieldErrors } from './field-error.ts';
-import { compareGoStrings } from './go-format.ts';
 import { isJsonObject } from './json-value.ts';
 import { decodeObjectMeta, MetadataDecodeError } from './objectmeta-decode.ts';
 import { validateEmbeddedResource } from './objectmeta-validate.ts';

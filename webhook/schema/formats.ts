@@ -3,7 +3,7 @@
  * with the checks of kube-openapi's strfmt registry (pkg/validation/strfmt/default.go and friends).
  */
 
-import { utf8Length } from './go-format.ts';
+import { utf8Length } from '../apimachinery/go-format.ts';
 import { compileGoRegexp } from './go-regexp.ts';
 import { isCidrSloppy, parseIpSloppy, parseIpStrict } from './ip.ts';
 import { isEmail } from './mail-address.ts';

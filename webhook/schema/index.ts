@@ -11,6 +11,16 @@
  * types), then runs `celHook` unless a blocking error occurred. Messages are byte-identical to
  * kube-apiserver v1.37 (see test/e2e/schema-parity.test.ts).
  */
+
+export {
+  aggregateMessage,
+  FieldError,
+  type FieldErrorType,
+  fieldErrors,
+  formatBadValue,
+  invalidMessage,
+  NIL_PATH,
+} from '../apimachinery/field-error.ts';
 export {
   type AdmissionResult,
   type AdmitOptions,
@@ -24,15 +34,6 @@ export {
 export { type CompiledSchema, type CompileOptions, compileSchema, type SchemaNode } from './compile.ts';
 export { type CompiledCrdVersion, CrdVersionError, compileCrdVersion } from './crd-version.ts';
 export { applyDefaults } from './defaulting.ts';
-export {
-  aggregateMessage,
-  FieldError,
-  type FieldErrorType,
-  fieldErrors,
-  formatBadValue,
-  invalidMessage,
-  NIL_PATH,
-} from './field-error.ts';
 export type { JsonObject } from './json-value.ts';
 export { simpleNameGenerator } from './prepare.ts';
 export { type PruneOptions, pruneUnknownFields } from './prune.ts';

@@ -2,9 +2,10 @@
  * The uniqueness invariants of `x-kubernetes-list-type: set` and `map` lists
  * (apiextensions-apiserver pkg/apiserver/schema/listtype/validation.go).
  */
+
+import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
+import { goJsonMarshal, isGoInt } from '../apimachinery/go-format.ts';
 import type { SchemaNode } from './compile.ts';
-import { type FieldError, fieldErrors } from './field-error.ts';
-import { goJsonMarshal, isGoInt } from './go-format.ts';
 import { isJsonObject, type JsonObject } from './json-value.ts';
 
 const UNSPECIFIED_KEY = Symbol('unspecifiedKeyValue');

@@ -3,7 +3,7 @@
  * pkg/util/validation/validation.go (IsDNS1123Subdomain, IsDNS1123Label, IsDNS1035Label: "characters")
  * and pkg/api/validate/content (IsLabelKey, IsLabelValue, path segments: "bytes").
  */
-import { exceedsBytes } from './go-format.ts';
+import { exceedsBytes } from '../apimachinery/go-format.ts';
 
 const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;

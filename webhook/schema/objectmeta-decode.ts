@@ -4,7 +4,7 @@
  * fields are dropped and reported, empty ones omitted, times normalised, and a field of the wrong type
  * fails with encoding/json's message.
  */
-import { compareGoStrings, isGoInt } from './go-format.ts';
+import { compareGoStrings, isGoInt } from '../apimachinery/go-format.ts';
 import { parseRfc3339 } from './go-time.ts';
 import { isJsonObject, type JsonObject } from './json-value.ts';
 

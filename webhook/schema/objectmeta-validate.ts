@@ -3,9 +3,9 @@
  * (create and update), objectmeta/validation.go for embedded resources, and the finalizer warnings of
  * customresource/validator.go.
  */
-import { type FieldError, fieldErrors } from './field-error.ts';
-import { compareGoStrings, goQuote, utf8Length } from './go-format.ts';
-import { GoStruct } from './go-struct.ts';
+import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
+import { compareGoStrings, goQuote, utf8Length } from '../apimachinery/go-format.ts';
+import { GoStruct } from '../apimachinery/go-struct.ts';
 import { isJsonObject, type JsonObject } from './json-value.ts';
 import { isDns1035Label, isDns1123Label, isLabelValue, isQualifiedName, pathSegmentName } from './names.ts';
 import { decodeObjectMeta } from './objectmeta-decode.ts';

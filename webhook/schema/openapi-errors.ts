@@ -3,8 +3,8 @@
  * and their translation into field errors (apiextensions-apiserver validation.go:165,
  * kubeOpenAPIResultToFieldErrors).
  */
-import { type FieldError, fieldErrors, NIL_PATH } from './field-error.ts';
-import { goJsonMarshal, goQuote } from './go-format.ts';
+import { type FieldError, fieldErrors, NIL_PATH } from '../apimachinery/field-error.ts';
+import { goJsonMarshal, goQuote } from '../apimachinery/go-format.ts';
 
 export const REQUIRED = 602;
 export const TOO_LONG = 603;

@@ -3,8 +3,9 @@
  * type and format allow, then multipleOf, minimum and maximum, each on the int64 or float64 path the
  * decoded value takes.
  */
+
+import { goFloat, isGoInt, plainDecimal } from '../apimachinery/go-format.ts';
 import type { SchemaNode } from './compile.ts';
-import { goFloat, isGoInt, plainDecimal } from './go-format.ts';
 import {
   MAX,
   MIN,

@@ -6,9 +6,10 @@
  * One difference is deliberate: Go iterates `properties` in random map order, so the API server's
  * order among sibling properties varies from request to request; here it is the schema's order.
  */
+
+import { goQuote, isGoInt, runeCount } from '../apimachinery/go-format.ts';
 import type { SchemaNode } from './compile.ts';
 import type { Correlation } from './correlation.ts';
-import { goQuote, isGoInt, runeCount } from './go-format.ts';
 import { jsonEqual } from './json-value.ts';
 import {
   ENUM,

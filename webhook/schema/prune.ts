@@ -1,5 +1,5 @@
+import { compareGoStrings } from '../apimachinery/go-format.ts';
 import type { SchemaNode } from './compile.ts';
-import { compareGoStrings } from './go-format.ts';
 import { deepCopyJson } from './json-value.ts';
 
 /** apiVersion, kind and metadata survive pruning where an object is a resource (pruning/algorithm.go:51). */

@@ -2,9 +2,10 @@
  * The scale subresource's checks on the replica fields (customresource/validator.go:135,
  * ValidateScaleSpec and ValidateScaleStatus), with unstructured.NestedInt64's accessor errors.
  */
+
+import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
+import { goFloat, goTypeName, isGoInt } from '../apimachinery/go-format.ts';
 import type { ScaleFields } from './compile.ts';
-import { type FieldError, fieldErrors } from './field-error.ts';
-import { goFloat, goTypeName, isGoInt } from './go-format.ts';
 import { isJsonObject, type JsonObject } from './json-value.ts';
 
 const MAX_INT32 = 2147483647;

@@ -4,11 +4,12 @@
  * meta, OpenAPI schema, scale, embedded resources, list types, then CEL unless a blocking error
  * occurred.
  */
+
+import { type FieldError, type FieldErrorType, fieldErrors, NIL_PATH } from '../apimachinery/field-error.ts';
 import type { AdmitOptions } from './admission.ts';
 import type { CompiledSchema } from './compile.ts';
 import { Correlation } from './correlation.ts';
 import { validateEmbeddedResources } from './embedded.ts';
-import { type FieldError, type FieldErrorType, fieldErrors, NIL_PATH } from './field-error.ts';
 import type { JsonObject } from './json-value.ts';
 import { validateListSetsAndMaps } from './listtype.ts';
 import { nameIsDnsSubdomain } from './names.ts';

@@ -2,8 +2,9 @@
  * The checks on `kind` and `apiVersion` that happen before a custom resource is decoded
  * (apimachinery's unstructured JSON scheme, handlers/create.go and rest.go).
  */
+
+import { compareGoStrings, goJsonMarshal, goQuote } from '../apimachinery/go-format.ts';
 import type { AdmitOptions, FieldValidation } from './admission.ts';
-import { compareGoStrings, goJsonMarshal, goQuote } from './go-format.ts';
 import { isJsonObject, type JsonObject } from './json-value.ts';
 import { META_FIELDS } from './prune.ts';
 

@@ -6,7 +6,7 @@
  * OVERRIDDEN_STRING_FUNCTIONS), which follow Go. Source: github.com/google/cel-go@v0.29.2/ext/strings.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { SIMPLE_ESCAPES } from '../../schema/go-format.ts';
+import { SIMPLE_ESCAPES } from '../../apimachinery/go-format.ts';
 import { CelFunctionError } from './errors.ts';
 import { formatString } from './string-format.ts';
 

@@ -127,7 +127,8 @@ export const fieldErrors = {
 
 /**
  * The message of utilerrors.NewAggregate(errs) after ErrorList.ToAggregate(): duplicates (by
- * message) dropped, one error printed bare, several as `[e1, e2]` (util/errors/errors.go:70).
+ * message) dropped, one error printed bare, several as `[e1, e2]` (util/errors/errors.go:70); ''
+ * for none (the aggregate is nil).
  */
 export function aggregateMessage(errors: readonly FieldError[]): string {
   const seen = new Set<string>();
@@ -138,7 +139,7 @@ export function aggregateMessage(errors: readonly FieldError[]): string {
     seen.add(message);
     messages.push(message);
   }
-  if (messages.length === 1) return messages[0] ?? '';
+  if (messages.length <= 1) return messages[0] ?? '';
   return `[${messages.join(', ')}]`;
 }
 
