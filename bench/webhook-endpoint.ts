@@ -7,7 +7,6 @@
  * Run: npm run bench:webhook-endpoint [-- reviews]   (default 400,000; reports the best of 10 batches)
  */
 import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { pino } from 'pino';
 import { celHookFor } from '../webhook/admission/cel-hook.ts';
@@ -17,13 +16,10 @@ import { SiteSchemas } from '../webhook/admission/site-schemas.ts';
 import { createValidator } from '../webhook/admission/validate.ts';
 import { WebhookMetrics } from '../webhook/http/metrics.ts';
 import { createReviewEndpoint } from '../webhook/http/review-endpoints.ts';
+import { validateReview } from './validate-review.ts';
 
-const body = Buffer.from(
-  readFileSync(new URL('../test/fixtures/admission/create-prod-one-replica.json', import.meta.url), 'utf8').replace(
-    '"replicas": 1',
-    '"replicas": 2',
-  ),
-);
+const reviewBody = validateReview();
+const body = Buffer.from(reviewBody.text);
 const hostnames = new MemoryHostnameIndex();
 for (let i = 0; i < 1000; i++) hostnames.set({ namespace: 'web', name: `site-${i}` }, `site-${i}.web.sites.test`);
 hostnames.synced = true;
@@ -93,6 +89,7 @@ const endpointCost = measure(review, batch);
 console.log(
   JSON.stringify({
     machine: `${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}`,
+    review: reviewBody.name,
     reviewBytes: body.length,
     reviewsPerBatch: batch,
     baselineParseAndAnswer: baseline,

@@ -21,6 +21,7 @@ import { cpus, homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loopbackCerts } from '../test/support/webhook-certs.ts';
+import { validateReview } from './validate-review.ts';
 
 const run = promisify(execFile);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -29,10 +30,7 @@ const connections = 32;
 const rate = 1000;
 const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 const VEGETA = 'github.com/tsenart/vegeta/v12@v12.13.0';
-const review = readFileSync(
-  new URL('../test/fixtures/admission/create-prod-one-replica.json', import.meta.url),
-  'utf8',
-).replace('"replicas": 1', '"replicas": 2');
+const { name: reviewName, text: review } = validateReview();
 
 /** vegeta, built once into the cache beside the control plane's, keyed by its module version. */
 async function vegetaBinary(): Promise<string> {
@@ -114,10 +112,10 @@ function latencySummary(latenciesNs: number[]) {
 }
 
 /**
- * vegeta at a fixed rate for `latencySeconds`. Besides the whole run it reports the steady state
- * apart from the first second, in which vegeta opens its connections: 32 TLS handshakes (an RSA
- * 2048 signature each on the server) land in a few milliseconds and delay the requests behind them.
- * The API server keeps its webhook connections open, so it pays that cost once, not every 10 s.
+ * vegeta at a fixed rate for `latencySeconds`. Besides the whole run it reports the first second,
+ * in which vegeta opens its connections (up to 32, each a full TLS handshake with an RSA 2048
+ * signature on the server), apart from the steady state after it. The API server keeps its webhook
+ * connections open, so it pays that cost when it connects, not in every measurement window.
  */
 async function vegeta(binary: string, url: string, dir: string, caFile: string) {
   const targets = join(dir, 'targets.txt');
@@ -133,19 +131,23 @@ async function vegeta(binary: string, url: string, dir: string, caFile: string) 
     `-max-connections=${connections}`,
     `-output=${results}`,
   ]);
-  // CSV columns: timestamp (ns since the epoch), status code, latency (ns), then fields not needed.
-  const { stdout } = await run(binary, ['encode', '--to', 'csv', results], { maxBuffer: 1 << 30 });
+  // One JSON result a line (strings escaped, so an error text cannot split a line).
+  const { stdout } = await run(binary, ['encode', '--to', 'json', results], { maxBuffer: 1 << 30 });
   const rows = stdout
     .trim()
     .split('\n')
-    .map((line) => line.split(',', 3).map(Number) as [number, number, number]);
-  const start = Math.min(...rows.map(([sent]) => sent));
-  const steady = rows.filter(([sent]) => sent - start >= 1e9);
+    .map((line) => {
+      const result = JSON.parse(line) as { timestamp: string; code: number; latency: number };
+      return [Date.parse(result.timestamp), result.code, result.latency] as const;
+    });
+  let start = Number.POSITIVE_INFINITY;
+  for (const [sent] of rows) start = Math.min(start, sent);
+  const steady = rows.filter(([sent]) => sent - start >= 1000);
   return {
     successRatio: +(rows.filter(([, code]) => code === 200).length / rows.length).toFixed(4),
     all: latencySummary(rows.map(([, , latency]) => latency)),
     afterFirstSecond: latencySummary(steady.map(([, , latency]) => latency)),
-    firstSecond: latencySummary(rows.filter(([sent]) => sent - start < 1e9).map(([, , latency]) => latency)),
+    firstSecond: latencySummary(rows.filter(([sent]) => sent - start < 1000).map(([, , latency]) => latency)),
   };
 }
 
@@ -214,6 +216,7 @@ try {
       {
         machine: `${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}`,
         seconds,
+        review: reviewName,
         reviewBytes: Buffer.byteLength(review),
         throughput,
         medians: {

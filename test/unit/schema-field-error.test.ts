@@ -113,11 +113,15 @@ describe('schema engine: Go value printing', () => {
     expect(goQuote('é')).to.equal('"é"');
     expect(goQuote('\u0001')).to.equal('"\\x01"');
     expect(goQuote('\u00a0')).to.equal('"\\u00a0"');
+    // encoding/json decodes a lone surrogate escape to U+FFFD, a printable rune strconv.Quote keeps.
+    expect(goQuote('x\ud800y')).to.equal('"x\ufffdy"');
   });
 
   it('goJsonMarshal sorts keys and escapes HTML like encoding/json', () => {
     expect(goJsonMarshal({ b: [1, 'x'], a: null, c: '<&>' })).to.equal(
       '{"a":null,"b":[1,"x"],"c":"\\u003c\\u0026\\u003e"}',
     );
+    // An integral number decodes to int64 and marshals as its exact digits; a fraction stays a float64.
+    expect(goJsonMarshal({ a: 2 ** 60, b: [0.5, 1e21] })).to.equal('{"a":1152921504606846976,"b":[0.5,1e+21]}');
   });
 });

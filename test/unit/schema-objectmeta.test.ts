@@ -93,6 +93,38 @@ describe('schema engine: RFC 3339 times as metav1.Time decodes them', () => {
     expect(parseRfc3339('2024-01-02T03:04:05.5+02:00')).to.deep.equal({ ok: true, utc: '2024-01-02T01:04:05Z' });
   });
 
+  it('the UTC whole-second form comes back unchanged, and its out-of-range fields are still refused', () => {
+    for (const valid of [
+      '2026-11-29T16:43:13Z',
+      '2024-02-29T23:59:59Z',
+      '0000-01-01T00:00:00Z',
+      '9999-12-31T23:59:59Z',
+    ]) {
+      expect(parseRfc3339(valid)).to.deep.equal({ ok: true, utc: valid });
+    }
+    // time.Parse's range checks (format.go): hour < 24, minute and second < 60, day within the month.
+    expect(parseRfc3339('2024-01-02T24:00:00Z')).to.deep.equal({
+      ok: false,
+      error: 'parsing time "2024-01-02T24:00:00Z": hour out of range',
+    });
+    expect(parseRfc3339('2024-01-02T00:60:00Z')).to.deep.equal({
+      ok: false,
+      error: 'parsing time "2024-01-02T00:60:00Z": minute out of range',
+    });
+    expect(parseRfc3339('2024-01-02T00:00:60Z')).to.deep.equal({
+      ok: false,
+      error: 'parsing time "2024-01-02T00:00:60Z": second out of range',
+    });
+    expect(parseRfc3339('2024-04-31T00:00:00Z')).to.deep.equal({
+      ok: false,
+      error: 'parsing time "2024-04-31T00:00:00Z": day out of range',
+    });
+    expect(parseRfc3339('2024-00-10T00:00:00Z')).to.deep.equal({
+      ok: false,
+      error: 'parsing time "2024-00-10T00:00:00Z": month out of range',
+    });
+  });
+
   it('reports where parsing stopped, as time.ParseError does', () => {
     const layout = '"2006-01-02T15:04:05Z07:00"';
     expect(parseRfc3339('bad')).to.deep.equal({

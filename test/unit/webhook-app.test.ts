@@ -182,6 +182,18 @@ for (const [adapter, create] of ADAPTERS) {
         expect(again.body.response.allowed).to.equal(true);
       });
 
+      it('allows the review kube-apiserver sent for a create it then stored (captured fixture)', async () => {
+        const { app } = setup(create, { cel: true });
+        // test/support/capture-admission-review.ts: compact JSON with managedFields, userInfo and options.
+        const review = fixture('admission/apiserver-validate-create.json');
+        const res = await request(app).post('/validate').send(review).expect(200);
+        expect(res.body).to.deep.equal({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          response: { uid: review.request.uid, allowed: true },
+        });
+      });
+
       it('decodes a UTF-8 body with multi-byte characters as it decodes an ASCII one', async () => {
         const { app } = setup(create);
         const review = fixture('admission/create-v1.json');

@@ -99,7 +99,8 @@ export function goQuote(s: string): string {
     }
     const cp = ch.codePointAt(0) ?? 0;
     if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd';
+    else if (cp >= 0xd800 && cp <= 0xdfff)
+      out += '\ufffd'; // Go decoded the lone surrogate to U+FFFD, which is printable
     else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
     else out += `\\U${cp.toString(16).padStart(8, '0')}`;
   }
@@ -122,7 +123,8 @@ function goJsonString(s: string): string {
 export function goJsonMarshal(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return goJsonString(value);
-  if (typeof value === 'number') return JSON.stringify(value);
+  // An integral number is Go's int64 (see above): its exact digits, where JSON.stringify would round 2**60.
+  if (typeof value === 'number') return isGoInt(value) ? BigInt(value).toString() : JSON.stringify(value);
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (Array.isArray(value)) return `[${value.map(goJsonMarshal).join(',')}]`;

@@ -4,7 +4,7 @@
  * compileRules() when it loads a CRD and evaluate() after its own OpenAPI validation.
  */
 
-export { aggregateMessage, FieldError } from '../apimachinery/field-error.ts';
+export { aggregateMessage, FieldError, OMIT_VALUE } from '../apimachinery/field-error.ts';
 export {
   type CompiledRules,
   type CompileOptions,

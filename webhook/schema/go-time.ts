@@ -55,7 +55,35 @@ function daysIn(month: number, year: number): number {
   return [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
 }
 
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+const twoDigits = (s: string, at: number) => (s.charCodeAt(at) - 48) * 10 + (s.charCodeAt(at + 1) - 48);
+
+/**
+ * The form the API server itself writes (`2026-11-29T16:43:13Z`: UTC, whole seconds) is already what
+ * parsing gives back, so a valid one is returned as it is; anything else, valid or not, takes the full
+ * parse. Every object the API server sends carries a few of these (creationTimestamp, managedFields).
+ */
+function canonicalUtc(input: string): TimeParse | undefined {
+  if (input.length !== 20 || !CANONICAL.test(input)) return undefined;
+  const year = Number(input.slice(0, 4));
+  const month = twoDigits(input, 5);
+  const day = twoDigits(input, 8);
+  const inRange =
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysIn(month, year) &&
+    twoDigits(input, 11) < 24 &&
+    twoDigits(input, 14) < 60 &&
+    twoDigits(input, 17) < 60;
+  return inRange ? { ok: true, utc: input } : undefined;
+}
+
 export function parseRfc3339(input: string): TimeParse {
+  return canonicalUtc(input) ?? parseGeneral(input);
+}
+
+function parseGeneral(input: string): TimeParse {
   let value = input;
   const f = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, offset: 0 };
   for (const { prefix, std } of ELEMENTS) {
