@@ -171,11 +171,18 @@ function isEmpty(v: unknown): boolean {
   return false;
 }
 
+function sortedAsGo(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++)
+    if (compareGoStrings(keys[i - 1] as string, keys[i] as string) > 0) return false;
+  return true;
+}
+
 /** Decodes one Go struct: known fields by kind, unknown ones reported; zero values omitted (omitempty). */
 function decodeStruct(kind: StructKind, v: JsonObject, site: Site, unknown: string[]): JsonObject {
   const out: JsonObject = {};
   const keys = Object.keys(v);
-  if (keys.length > 1) keys.sort(compareGoStrings);
+  // The API server writes map keys sorted, so objects it sent skip the sort.
+  if (!sortedAsGo(keys)) keys.sort(compareGoStrings);
   for (const k of keys) {
     const fieldKind = kind.fields[k];
     if (!fieldKind) {
