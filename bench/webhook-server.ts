@@ -5,9 +5,9 @@
  * Prints `listening <port>` when ready (the webhook adds `metrics <port>`).
  */
 import { parseArgs } from 'node:util';
+import { startBareHttps, startLoopbackWebhook } from '../test/support/loopback-servers.ts';
 import { celHookFor } from '../webhook/admission/cel-hook.ts';
 import { MemoryHostnameIndex } from '../webhook/admission/hostname-index.ts';
-import { startBareHttps, startLoopbackWebhook } from './loopback-servers.ts';
 
 const { values } = parseArgs({
   options: { mode: { type: 'string' }, 'cert-dir': { type: 'string' } },

@@ -5,9 +5,10 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
 import { hostnameInformer } from '../../webhook/kube/hostname-informer.ts';
-import { type HostnameSource, type RunningWebhook, startWebhookServer } from '../../webhook/server.ts';
+import type { HostnameSource, RunningWebhook } from '../../webhook/server.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../support/crds.ts';
+import { startLoopbackWebhook } from '../support/loopback-servers.ts';
 import { testCluster } from '../support/shared.ts';
 import { type LoopbackCerts, loopbackCerts } from '../support/webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../support/webhook-configs.ts';
@@ -40,16 +41,7 @@ describe('e2e: the webhook behind the real API server', function () {
     const logger = pino({ level: 'silent' });
     hostnames = await hostnameInformer({ kubeconfig: cp.kubeconfigPath, logger });
     await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
-    webhook = await startWebhookServer({
-      certDir: certs.dir,
-      port: 0,
-      metricsPort: 0,
-      host: '127.0.0.1',
-      baseDomain: 'sites.test',
-      logger,
-      hostnames,
-      certCheckIntervalMs: 200,
-    });
+    webhook = await startLoopbackWebhook(certs.dir, { logger, hostnames, certCheckIntervalMs: 200 });
     const url = `https://127.0.0.1:${webhook.port}`;
     await installCrd(
       cp.admin,

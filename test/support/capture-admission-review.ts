@@ -3,8 +3,7 @@
  * (after our mutating webhook ran), as test/fixtures/admission/apiserver-validate-create.json.
  * Only the uid and timestamps vary between runs. Run: node test/support/capture-admission-review.ts
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:https';
+import { rm, writeFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
 import type { AdmissionRequest } from '../../webhook/admission/review.ts';
@@ -18,6 +17,7 @@ import {
 } from '../../webhook/index.ts';
 import { ControlPlane } from './controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from './crds.ts';
+import { startBareHttps } from './loopback-servers.ts';
 import { loopbackCerts } from './webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from './webhook-configs.ts';
 
@@ -37,12 +37,8 @@ const listener = createWebhookListener({
   metrics: new WebhookMetrics(),
   logger: pino({ level: 'silent' }),
 });
-const server = createServer(
-  { cert: await readFile(`${certs.dir}/tls.crt`), key: await readFile(`${certs.dir}/tls.key`) },
-  listener,
-);
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const url = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
+const server = await startBareHttps(certs.dir, listener);
+const url = `https://127.0.0.1:${server.port}`;
 
 const cp = await new ControlPlane().start();
 try {
@@ -76,5 +72,6 @@ try {
   await uninstallCrd(cp.admin, CRD_NAME);
 } finally {
   await cp.stop();
-  server.close();
+  await server.close();
+  await rm(certs.dir, { recursive: true, force: true });
 }

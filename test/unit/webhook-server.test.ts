@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { type RunningWebhook, startWebhookServer } from '../../webhook/server.ts';
+import type { RunningWebhook } from '../../webhook/server.ts';
+import { startLoopbackWebhook } from '../support/loopback-servers.ts';
 import { type LoopbackCerts, loopbackCerts } from '../support/webhook-certs.ts';
 
 function post(port: number, ca: string, path: string, body: string): Promise<{ status: number; body: string }> {
@@ -43,14 +44,7 @@ describe('webhook: the HTTPS server', function () {
 
   before(async () => {
     certs = await loopbackCerts();
-    webhook = await startWebhookServer({
-      certDir: certs.dir,
-      port: 0,
-      metricsPort: 0,
-      host: '127.0.0.1',
-      baseDomain: 'sites.test',
-      logger: pino({ level: 'silent' }),
-    });
+    webhook = await startLoopbackWebhook(certs.dir, { logger: pino({ level: 'silent' }) });
   });
   after(async () => {
     await webhook.close();
@@ -107,14 +101,7 @@ describe('webhook: an ECDSA serving key', function () {
     const dir = await mkdtemp(join(tmpdir(), 'staticsite-ecdsa-'));
     await writeFile(join(dir, 'tls.crt'), fixture('ecdsa-p256.crt'));
     await writeFile(join(dir, 'tls.key'), fixture('ecdsa-p256.key'));
-    const webhook = await startWebhookServer({
-      certDir: dir,
-      port: 0,
-      metricsPort: 0,
-      host: '127.0.0.1',
-      baseDomain: 'sites.test',
-      logger: pino({ level: 'silent' }),
-    });
+    const webhook = await startLoopbackWebhook(dir, { logger: pino({ level: 'silent' }) });
     try {
       const ca = fixture('ecdsa-p256.crt');
       const curve = await new Promise<string | undefined>((resolve, reject) => {

@@ -1,10 +1,13 @@
-/** The two servers the webhook benchmarks compare, on 127.0.0.1 with an ephemeral port and the certs in `certDir`. */
+/**
+ * The webhook server and a bare Node HTTPS server on 127.0.0.1, ephemeral ports, certs from `certDir`:
+ * what the webhook tests run and the webhook benchmarks compare.
+ */
 import { readFile } from 'node:fs/promises';
 import type { RequestListener } from 'node:http';
 import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { type RunningWebhook, startWebhookServer, type WebhookServerOptions } from '../webhook/server.ts';
+import { type RunningWebhook, startWebhookServer, type WebhookServerOptions } from '../../webhook/server.ts';
 
 export interface Listening {
   port: number;
