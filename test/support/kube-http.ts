@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
+import { splitLines } from '../../kube/transport.ts';
 
 /** How to reach and authenticate to an API server: client certificate or bearer token. */
 export interface KubeCredentials {
@@ -162,17 +163,10 @@ export class KubeHttp {
       res.resume();
       throw new Error(`watch ${path}: HTTP ${res.statusCode}`);
     }
-    let buffer = '';
     try {
-      for await (const chunk of res) {
-        buffer += (chunk as Buffer).toString('utf8');
-        let nl = buffer.indexOf('\n');
-        while (nl >= 0) {
-          const line = buffer.slice(0, nl).trim();
-          buffer = buffer.slice(nl + 1);
-          if (line) onEvent(JSON.parse(line));
-          nl = buffer.indexOf('\n');
-        }
+      for await (const line of splitLines(res)) {
+        const event = line.trim();
+        if (event) onEvent(JSON.parse(event));
       }
     } catch (error) {
       if (!signal?.aborted) throw error;
