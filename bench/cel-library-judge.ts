@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Environment } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps } from '../api/openapi.ts';
+import { compileRules, evaluate } from '../crd/cel/index.ts';
 import { ADMISSION_CASES } from '../test/e2e/cel-parity-corpus.ts';
-import { compileRules, evaluate } from '../webhook/cel/index.ts';
 
 type Verdict = 'allowed' | 'denied';
 interface Candidate {

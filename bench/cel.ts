@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { buildCrd } from '../api/index.ts';
-import { compileRules, createCelEnvironment, evaluate } from '../webhook/cel/index.ts';
+import { compileRules, createCelEnvironment, evaluate } from '../crd/cel/index.ts';
 
 const numbers = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const EVALS = Number(numbers[0] ?? 200_000);

@@ -9,7 +9,6 @@
 import { EventEmitter } from 'node:events';
 import { cpus } from 'node:os';
 import { pino } from 'pino';
-import { celHookFor } from '../webhook/admission/cel-hook.ts';
 import { MemoryHostnameIndex } from '../webhook/admission/hostname-index.ts';
 import { createMutator } from '../webhook/admission/mutate.ts';
 import { SiteSchemas } from '../webhook/admission/site-schemas.ts';
@@ -23,7 +22,7 @@ const body = Buffer.from(reviewBody.text);
 const hostnames = new MemoryHostnameIndex();
 for (let i = 0; i < 1000; i++) hostnames.set({ namespace: 'web', name: `site-${i}` }, `site-${i}.web.sites.test`);
 hostnames.synced = true;
-const schemas = new SiteSchemas(celHookFor);
+const schemas = new SiteSchemas();
 const endpoint = createReviewEndpoint({
   validate: createValidator({ schemas, hostnames }),
   mutate: createMutator({ schemas, baseDomain: 'sites.test' }),

@@ -6,7 +6,6 @@
  */
 import { parseArgs } from 'node:util';
 import { startBareHttps, startLoopbackWebhook } from '../test/support/loopback-servers.ts';
-import { celHookFor } from '../webhook/admission/cel-hook.ts';
 import { MemoryHostnameIndex } from '../webhook/admission/hostname-index.ts';
 
 const { values } = parseArgs({
@@ -19,7 +18,6 @@ if (values.mode === 'webhook') {
   for (let i = 0; i < 1000; i++) index.set({ namespace: 'web', name: `site-${i}` }, `site-${i}.web.sites.test`);
   index.synced = true;
   const webhook = await startLoopbackWebhook(certDir, {
-    celHookFor,
     hostnames: { index, start: async () => {}, stop: async () => {} },
   });
   process.stdout.write(`listening ${webhook.port} metrics ${webhook.metricsPort}\n`);

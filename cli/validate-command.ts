@@ -2,16 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type Document, parseAllDocuments } from 'yaml';
 import { buildCrd, type CustomResourceDefinition } from '../api/index.ts';
-import { celHookFor } from '../webhook/admission/cel-hook.ts';
 import {
   type AdmissionResult,
   admit,
-  type CelHook,
   type CompiledCrdVersion,
   compileCrdVersion,
+  createCelEnvironment,
   type FieldValidation,
   simpleNameGenerator,
-} from '../webhook/schema/index.ts';
+} from '../crd/index.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const validateUsage =
@@ -20,11 +19,6 @@ export const validateUsage =
 export interface ValidateIO extends CommandIO {
   /** Reads all of standard input (for FILE `-`); defaults to process.stdin. */
   readStdin?: () => Promise<string>;
-}
-
-export interface ValidateCommandOptions {
-  /** Runs every version's CEL rules this way instead of with the Kubernetes CEL environment (tests). */
-  celHook?: CelHook;
 }
 
 /** An input the command cannot use at all: exit 2 with one line naming the file. */
@@ -120,93 +114,84 @@ function textBlock(result: AdmissionResult, label: string): string {
 }
 
 /** `staticsite validate`: what the API server would answer for each object, without a server. */
-export function makeValidateCommand(options: ValidateCommandOptions = {}) {
-  const run = validateWith(options);
-  return async function validateCommand(args: string[], io: ValidateIO): Promise<number> {
-    try {
-      return await run(args, io);
-    } catch (error) {
-      if (!(error instanceof InputError)) throw error;
-      io.stderr(`staticsite validate: ${error.message}\n`);
-      return 2;
-    }
-  };
+export async function validateCommand(args: string[], io: ValidateIO): Promise<number> {
+  try {
+    return await validate(args, io);
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    io.stderr(`staticsite validate: ${error.message}\n`);
+    return 2;
+  }
 }
 
-function validateWith(options: ValidateCommandOptions) {
-  return async (args: string[], io: ValidateIO): Promise<number> => {
-    const { values, positionals } = parseArgs({
-      args,
-      options: {
-        crd: { type: 'string' },
-        version: { type: 'string' },
-        old: { type: 'string' },
-        'field-validation': { type: 'string', default: DEFAULT_FIELD_VALIDATION },
-        output: { type: 'string', short: 'o', default: 'text' },
-      },
-      allowPositionals: true,
-      strict: true,
-    });
-    if (positionals.length !== 1) throw new UsageError('expected exactly one FILE (or - for standard input)');
-    const fieldValidation = values['field-validation'] as FieldValidation;
-    if (!FIELD_VALIDATIONS.includes(fieldValidation)) {
-      throw new UsageError(
-        `--field-validation must be one of ${FIELD_VALIDATIONS.join(', ')}, not ${JSON.stringify(fieldValidation)}`,
-      );
-    }
-    if (values.output !== 'json' && values.output !== 'text') {
-      throw new UsageError(`-o must be json or text, not ${JSON.stringify(values.output)}`);
-    }
-    const file = positionals[0] ?? '-';
-    const crd = await loadCrd(values.crd, io);
-    const name = file === '-' ? '<stdin>' : file;
-    const objects = parseDocuments(await readText(file, io), name);
-    if (objects.length === 0) throw new InputError(`${name}: no objects to validate`);
-    const oldObject =
-      values.old === undefined ? undefined : parseDocuments(await readText(values.old, io), values.old)[0];
+async function validate(args: string[], io: ValidateIO): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      crd: { type: 'string' },
+      version: { type: 'string' },
+      old: { type: 'string' },
+      'field-validation': { type: 'string', default: DEFAULT_FIELD_VALIDATION },
+      output: { type: 'string', short: 'o', default: 'text' },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1) throw new UsageError('expected exactly one FILE (or - for standard input)');
+  const fieldValidation = values['field-validation'] as FieldValidation;
+  if (!FIELD_VALIDATIONS.includes(fieldValidation)) {
+    throw new UsageError(
+      `--field-validation must be one of ${FIELD_VALIDATIONS.join(', ')}, not ${JSON.stringify(fieldValidation)}`,
+    );
+  }
+  if (values.output !== 'json' && values.output !== 'text') {
+    throw new UsageError(`-o must be json or text, not ${JSON.stringify(values.output)}`);
+  }
+  const file = positionals[0] ?? '-';
+  const crd = await loadCrd(values.crd, io);
+  const name = file === '-' ? '<stdin>' : file;
+  const objects = parseDocuments(await readText(file, io), name);
+  if (objects.length === 0) throw new InputError(`${name}: no objects to validate`);
+  const oldObject =
+    values.old === undefined ? undefined : parseDocuments(await readText(values.old, io), values.old)[0];
 
-    const compiled = new Map<string, CompiledCrdVersion & { celHook: CelHook | undefined }>();
-    const compiledFor = (version: string | undefined) => {
-      const key = version ?? '';
-      let c = compiled.get(key);
-      if (!c) {
-        try {
-          const v = compileCrdVersion(crd, version);
-          const index = crd.spec.versions.findIndex((x) => x.name === v.target.version);
-          const schema = crd.spec.versions[index]?.schema?.openAPIV3Schema;
-          // Rules that do not compile make the CRD itself invalid: exit 2 with the API server's messages.
-          const celHook =
-            options.celHook ?? (schema && celHookFor(schema, `spec.versions[${index}].schema.openAPIV3Schema`));
-          c = { ...v, celHook };
-        } catch (error) {
-          throw new InputError((error as Error).message);
-        }
-        compiled.set(key, c);
+  const compiled = new Map<string, CompiledCrdVersion>();
+  const environment = createCelEnvironment();
+  const compiledFor = (version: string | undefined) => {
+    const key = version ?? '';
+    let c = compiled.get(key);
+    if (!c) {
+      try {
+        c = compileCrdVersion(crd, version, { environment });
+      } catch (error) {
+        // A version the CRD lacks, or rules the API server would refuse when the CRD is written.
+        throw new InputError((error as Error).message);
       }
-      return c;
-    };
-
-    let denied = 0;
-    objects.forEach((object, index) => {
-      const { schema, target, celHook } = compiledFor(versionFor(crd, object, values.version));
-      const result = admit(schema, object, {
-        ...target,
-        fieldValidation,
-        oldObject,
-        namespace: target.namespaced ? namespaceOf(object) : undefined,
-        generateName: simpleNameGenerator(),
-        celHook,
-      });
-      if (!result.allowed) denied++;
-      io.stdout(values.output === 'json' ? jsonLine(result) : textBlock(result, describe(object, index)));
-    });
-    return denied > 0 ? 1 : 0;
+      compiled.set(key, c);
+    }
+    return c;
   };
+
+  let denied = 0;
+  objects.forEach((object, index) => {
+    const version = compiledFor(versionFor(crd, object, values.version));
+    const result = admit(version, object, {
+      fieldValidation,
+      oldObject,
+      // The request's namespace: kubectl sends the object's, or on update the stored object's.
+      namespace: version.target.namespaced ? namespaceOf(object, oldObject) : undefined,
+      generateName: simpleNameGenerator(),
+    });
+    if (!result.allowed) denied++;
+    io.stdout(values.output === 'json' ? jsonLine(result) : textBlock(result, describe(object, index)));
+  });
+  return denied > 0 ? 1 : 0;
 }
 
-function namespaceOf(object: unknown): string {
-  const ns = (object as { metadata?: { namespace?: unknown } } | null)?.metadata?.namespace;
-  return typeof ns === 'string' && ns !== '' ? ns : DEFAULT_NAMESPACE;
+function namespaceOf(object: unknown, oldObject: unknown): string {
+  for (const o of [object, oldObject]) {
+    const ns = (o as { metadata?: { namespace?: unknown } } | null)?.metadata?.namespace;
+    if (typeof ns === 'string' && ns !== '') return ns;
+  }
+  return DEFAULT_NAMESPACE;
 }
-
-export const validateCommand = makeValidateCommand();

@@ -1,5 +1,4 @@
 /** The webhook as a library: build the Express app yourself and drive it with supertest. */
-export { celHookFor, RuleCompileError } from './admission/cel-hook.ts';
 export { type HostnameIndex, MemoryHostnameIndex, type SiteRef } from './admission/hostname-index.ts';
 export { createMutator, defaultHostname, type MutatorOptions } from './admission/mutate.ts';
 export { allowed, denied, errored, patched } from './admission/responses.ts';
@@ -10,7 +9,7 @@ export {
   parseAdmissionReview,
   ReviewError,
 } from './admission/review.ts';
-export { type CelHookFactory, SiteSchemas } from './admission/site-schemas.ts';
+export { SiteSchemas } from './admission/site-schemas.ts';
 export { createValidator, type ValidatorOptions } from './admission/validate.ts';
 export { convertReview, parseConversionReview } from './conversion/convert.ts';
 export {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { HostnameIndex } from './admission/hostname-index.ts';
 import { createMutator } from './admission/mutate.ts';
-import { type CelHookFactory, SiteSchemas } from './admission/site-schemas.ts';
+import { SiteSchemas } from './admission/site-schemas.ts';
 import { createValidator } from './admission/validate.ts';
 import { createWebhookListener, type Readiness } from './http/app.ts';
 import { WebhookMetrics } from './http/metrics.ts';
@@ -31,7 +31,6 @@ export interface WebhookServerOptions {
   baseDomain: string;
   logger: Logger;
   hostnames?: HostnameSource;
-  celHookFor?: CelHookFactory;
   fs?: CredentialsFileSystem;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdownGraceMs?: number;
@@ -66,7 +65,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const metrics = new WebhookMetrics();
   metrics.certExpiry.set(credentials.notAfter.getTime() / 1000);
 
-  const schemas = new SiteSchemas(options.celHookFor);
+  const schemas = new SiteSchemas();
   const hostnames = options.hostnames;
   const readiness = (): Readiness => {
     const notes: string[] = [];

@@ -9,7 +9,6 @@ import { eventually, installCrd, uninstallCrd } from '../../test/support/crds.ts
 import type { KubeHttp } from '../../test/support/kube-http.ts';
 import { loopbackCerts } from '../../test/support/webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../test/support/webhook-configs.ts';
-import { celHookFor } from '../../webhook/admission/cel-hook.ts';
 import type { AdmissionResponse } from '../../webhook/admission/review.ts';
 import { hostnameInformer } from '../../webhook/kube/hostname-informer.ts';
 import { startWebhookServer } from '../../webhook/server.ts';
@@ -334,7 +333,6 @@ export async function runComparison(
     baseDomain: 'sites.staticsite.dev',
     logger,
     hostnames,
-    celHookFor,
   });
   const url = `https://127.0.0.1:${webhook.port}`;
   const client = new DirectClient(url, certs.ca.certPem);

@@ -1,9 +1,9 @@
 import type { OwnerReference, StaticSiteV1 } from '../../api/index.ts';
+import { deepCopyJson, jsonEqual } from '../../crd/apimachinery/json-value.ts';
 import type { CallOptions, KubeApi } from '../../kube/api-client.ts';
 import { isAlreadyExists } from '../../kube/api-error.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { apiVersionOf } from '../../kube/resources.ts';
-import { jsonClone, jsonEqual } from '../deep-equal.ts';
 import type { ChildKind, ChildOptions } from './children.ts';
 import { controllerOf, isControlledBy } from './ownership.ts';
 
@@ -59,7 +59,7 @@ export async function ensureChild<T extends KubeObject>(
   }
   if (!isControlledBy(live, site)) return { outcome: 'conflict', object: live, controller: controllerOf(live) };
   if (live.metadata.deletionTimestamp) return { outcome: 'terminating', object: live };
-  const desired = jsonClone(live);
+  const desired = deepCopyJson(live);
   kind.mutate(desired, site, deps.options);
   if (jsonEqual(desired, live)) return { outcome: 'unchanged', object: live };
   const updated = await deps.api.update(kind.type, desired, deps.call);

@@ -1,6 +1,6 @@
 import type { Condition, ConditionStatus, StaticSiteStatus, StaticSiteV1 } from '../../api/index.ts';
+import { jsonEqual } from '../../crd/apimachinery/json-value.ts';
 import type { Deployment } from '../../kube/objects.ts';
-import { jsonEqual } from '../deep-equal.ts';
 
 export const READY = 'Ready';
 

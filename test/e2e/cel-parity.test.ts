@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { CustomResourceDefinition } from '../../api/crd.ts';
 import type { JSONSchemaProps } from '../../api/openapi.ts';
-import { aggregateMessage, compileRules, evaluate } from '../../webhook/cel/index.ts';
+import { aggregateMessage, compileRules, evaluate } from '../../crd/cel/index.ts';
 import type { ControlPlane } from '../support/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../support/crds.ts';
 import { testCluster } from '../support/shared.ts';

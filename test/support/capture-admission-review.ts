@@ -8,7 +8,6 @@ import { pino } from 'pino';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
 import type { AdmissionRequest } from '../../webhook/admission/review.ts';
 import {
-  celHookFor,
   createMutator,
   createValidator,
   createWebhookListener,
@@ -25,7 +24,7 @@ const NS = 'capture';
 const output = new URL('../fixtures/admission/apiserver-validate-create.json', import.meta.url);
 
 const certs = await loopbackCerts();
-const schemas = new SiteSchemas(celHookFor);
+const schemas = new SiteSchemas();
 const validate = createValidator({ schemas });
 const captured: AdmissionRequest[] = [];
 const listener = createWebhookListener({

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { escapePropertyName, unescapePropertyName } from '../../webhook/cel/escape.ts';
+import { escapePropertyName, unescapePropertyName } from '../../crd/cel/escape.ts';
 
 // Cases from k8s.io/apiserver@v0.37.2/pkg/cel/escaping_test.go (TestEscaping, TestUnescapeMalformed, TestEscapingFuzz).
 const ESCAPES: Array<[string, string]> = [

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { staticSiteSchema } from '../../api/index.ts';
 import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
-import { aggregateMessage, compileRules, evaluate } from '../../webhook/cel/index.ts';
+import { aggregateMessage, compileRules, evaluate } from '../../crd/cel/index.ts';
 
 function rules(x: JSONSchemaProps, ...r: ValidationRule[]) {
   const schema: JSONSchemaProps = {

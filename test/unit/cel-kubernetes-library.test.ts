@@ -8,7 +8,7 @@
  *   github.com/google/cel-go@v0.29.2/ext/{strings,sets,comprehensions}.go.
  */
 import { expect } from 'chai';
-import { evaluateExpression } from '../../webhook/cel/index.ts';
+import { evaluateExpression } from '../../crd/cel/index.ts';
 
 type Kind = 'value' | 'int' | 'double' | 'none' | 'error' | 'compile';
 

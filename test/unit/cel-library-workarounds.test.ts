@@ -6,7 +6,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import { expect } from 'chai';
-import { evaluateExpression } from '../../webhook/cel/index.ts';
+import { evaluateExpression } from '../../crd/cel/index.ts';
 
 function library(expr: string): unknown {
   try {

@@ -4,8 +4,8 @@
  */
 import { expect } from 'chai';
 import type { JSONSchemaProps } from '../../api/openapi.ts';
-import { schemaDeclType } from '../../webhook/cel/decl-types.ts';
-import { compileRules, evaluateExpression } from '../../webhook/cel/index.ts';
+import { schemaDeclType } from '../../crd/cel/decl-types.ts';
+import { compileRules, evaluateExpression } from '../../crd/cel/index.ts';
 
 const schema: JSONSchemaProps = {
   type: 'object',

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { goFloat, goJsonMarshal, goQuote } from '../../webhook/apimachinery/go-format.ts';
-import { aggregateMessage, FieldError, fieldErrors, invalidMessage, NIL_PATH } from '../../webhook/schema/index.ts';
+import { goFloat, goJsonMarshal, goQuote } from '../../crd/apimachinery/go-format.ts';
+import { aggregateMessage, FieldError, fieldErrors, invalidMessage, NIL_PATH } from '../../crd/index.ts';
 
 // Expected strings follow k8s.io/apimachinery@v0.37.2/pkg/util/validation/field/errors.go
 // (ErrorBody at errors.go:115, type texts at errors.go:225) unless a comment says otherwise.

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { formatCheck } from '../../webhook/schema/formats.ts';
-import { compileGoRegexp } from '../../webhook/schema/go-regexp.ts';
+import { compileGoRegexp } from '../../crd/apimachinery/go-regexp.ts';
+import { formatCheck } from '../../crd/schema/formats.ts';
 import { FORMAT_SAMPLES } from '../fixtures/schema/format-samples.ts';
 
 // Accept/reject tables follow the checks registered in kube-openapi pkg/validation/strfmt/default.go

@@ -1,14 +1,15 @@
 import { expect } from 'chai';
-import { parseRfc3339 } from '../../webhook/schema/go-time.ts';
-import { type AdmitOptions, admit, compileSchema, simpleNameGenerator } from '../../webhook/schema/index.ts';
+import { parseRfc3339 } from '../../crd/apimachinery/go-time.ts';
+import { type AdmitOptions, admit, simpleNameGenerator } from '../../crd/index.ts';
+import { thingVersion } from '../support/thing-crd.ts';
 
 // Decode messages: encoding/json's UnmarshalTypeError ("json: cannot unmarshal %s into Go struct
 // field %s.%s of type %s") with the struct path sigs.k8s.io/json records, time.ParseError
 // (go/src/time/format.go, ParseError.Error), both wrapped by handlers/rest.go:252. Each was also
 // returned by kube-apiserver v1.37.2 in test/e2e/schema-parity.test.ts.
 
-const TARGET: AdmitOptions = { kind: 'Thing', group: 'example.com', version: 'v1', namespace: 'default' };
-const compiled = compileSchema({ type: 'object', properties: { spec: { type: 'object' } } });
+const TARGET: AdmitOptions = { namespace: 'default' };
+const compiled = thingVersion({ type: 'object', properties: { spec: { type: 'object' } } });
 const withMeta = (metadata: Record<string, unknown>) => ({
   apiVersion: 'example.com/v1',
   kind: 'Thing',

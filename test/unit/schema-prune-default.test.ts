@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import type { JSONSchemaProps } from '../../api/index.ts';
-import { admit, applyDefaults, compileSchema, pruneUnknownFields } from '../../webhook/schema/index.ts';
+import { admit } from '../../crd/index.ts';
+import { applyDefaults, compileSchema, pruneUnknownFields } from '../../crd/schema/index.ts';
+import { thingVersion } from '../support/thing-crd.ts';
 
 const schema: JSONSchemaProps = {
   type: 'object',
@@ -42,6 +44,7 @@ const schema: JSONSchemaProps = {
   },
 };
 const compiled = compileSchema(schema);
+const version = thingVersion(schema, { kind: 'K', group: 'g', version: 'v' });
 
 describe('schema engine: pruning (pruning/algorithm.go)', () => {
   it('drops undeclared fields and reports their paths sorted, API-server style', () => {
@@ -97,14 +100,9 @@ describe('schema engine: pruning (pruning/algorithm.go)', () => {
 
   it('reports unknown metadata fields first through admit, as the decoder does', () => {
     const result = admit(
-      compiled,
+      version,
       { kind: 'K', apiVersion: 'g/v', metadata: { name: 'n', bogus: 1 }, spec: { q: 1 } },
-      {
-        kind: 'K',
-        group: 'g',
-        version: 'v',
-        namespace: 'default',
-      },
+      { namespace: 'default' },
     );
     // customresource_handler.go:1336 formats each path as `unknown field "%s"`
     expect(result.warnings).to.deep.equal(['unknown field "metadata.bogus"', 'unknown field "spec.q"']);
@@ -146,14 +144,9 @@ describe('schema engine: defaulting (defaulting/algorithm.go)', () => {
 
   it('admit drops non-nullable nulls that have no default before defaulting (prunenulls.go)', () => {
     const result = admit(
-      compiled,
+      version,
       { kind: 'K', apiVersion: 'g/v', metadata: { name: 'n' }, spec: { plain: null, size: null } },
-      {
-        kind: 'K',
-        group: 'g',
-        version: 'v',
-        namespace: 'default',
-      },
+      { namespace: 'default' },
     );
     expect(result.allowed).to.equal(true);
     const spec = (result.object as { spec: Record<string, unknown> }).spec;
@@ -162,21 +155,19 @@ describe('schema engine: defaulting (defaulting/algorithm.go)', () => {
   });
 
   it('defaults are applied before validation: a default fills a required field', () => {
-    const required = compileSchema({
-      type: 'object',
-      properties: {
-        spec: { type: 'object', required: ['mode'], properties: { mode: { type: 'string', default: 'auto' } } },
+    const required = thingVersion(
+      {
+        type: 'object',
+        properties: {
+          spec: { type: 'object', required: ['mode'], properties: { mode: { type: 'string', default: 'auto' } } },
+        },
       },
-    });
+      { kind: 'K', group: 'g', version: 'v' },
+    );
     const result = admit(
       required,
       { kind: 'K', apiVersion: 'g/v', metadata: { name: 'n' }, spec: {} },
-      {
-        kind: 'K',
-        group: 'g',
-        version: 'v',
-        namespace: 'default',
-      },
+      { namespace: 'default' },
     );
     expect(result.allowed).to.equal(true);
   });

@@ -1,26 +1,20 @@
 import { expect } from 'chai';
 import type { JSONSchemaProps } from '../../api/index.ts';
-import {
-  type AdmitOptions,
-  admit,
-  CEL_SKIPPED_DETAIL,
-  compileSchema,
-  type FieldValidation,
-  fieldErrors,
-} from '../../webhook/schema/index.ts';
+import { type AdmitOptions, admit, CEL_SKIPPED_DETAIL, type FieldValidation } from '../../crd/index.ts';
+import { thingVersion } from '../support/thing-crd.ts';
 
 // Messages: kube-openapi pkg/validation/errors/schema.go (the "%s in %s ..." formats, lines 23-66),
 // mapped to field errors by apiextensions-apiserver pkg/apiserver/validation/validation.go:165.
 // Each expectation was also confirmed against kube-apiserver v1.37.2 by test/e2e/schema-parity.test.ts.
 
-const TARGET: AdmitOptions = { kind: 'Thing', group: 'example.com', version: 'v1', namespace: 'default' };
+const TARGET: AdmitOptions = { namespace: 'default' };
 
 function thing(spec: unknown, metadata: Record<string, unknown> = { name: 'a' }) {
   return { apiVersion: 'example.com/v1', kind: 'Thing', metadata, spec };
 }
 
 function run(specSchema: JSONSchemaProps, spec: unknown, options: Partial<AdmitOptions> = {}, subresources = {}) {
-  const compiled = compileSchema({ type: 'object', properties: { spec: specSchema } }, { subresources });
+  const compiled = thingVersion({ type: 'object', properties: { spec: specSchema } }, { subresources });
   return admit(compiled, thing(spec), { ...TARGET, ...options });
 }
 
@@ -275,7 +269,7 @@ describe('schema engine: list types (listtype/validation.go)', () => {
 });
 
 describe('schema engine: metadata rules at the root', () => {
-  const compiled = compileSchema({ type: 'object', properties: { spec: { type: 'object' } } });
+  const compiled = thingVersion({ type: 'object', properties: { spec: { type: 'object' } } });
   const meta = (metadata: Record<string, unknown>) => admit(compiled, thing({}, metadata), TARGET).errors.map(String);
 
   it('the name must be a DNS-1123 subdomain (apimachinery util/validation/validation.go:185)', () => {
@@ -299,11 +293,11 @@ describe('schema engine: metadata rules at the root', () => {
   });
 
   it('a cluster-scoped object loses its namespace; a namespaced one needs one', () => {
-    const cluster = admit(compiled, thing({}, { name: 'a', namespace: 'x' }), {
-      ...TARGET,
-      namespace: undefined,
-      namespaced: false,
-    });
+    const clusterScoped = thingVersion(
+      { type: 'object', properties: { spec: { type: 'object' } } },
+      { namespaced: false },
+    );
+    const cluster = admit(clusterScoped, thing({}, { name: 'a', namespace: 'x' }), { namespace: undefined });
     expect(cluster.allowed).to.equal(true);
     expect((cluster.object as { metadata: object }).metadata).to.not.have.property('namespace');
     const namespaced = admit(compiled, thing({}, { name: 'a' }), { ...TARGET, namespace: undefined });
@@ -327,7 +321,7 @@ describe('schema engine: metadata rules at the root', () => {
 });
 
 describe('schema engine: field validation modes (handlers/create.go:119)', () => {
-  const compiled = compileSchema({
+  const compiled = thingVersion({
     type: 'object',
     properties: { spec: { type: 'object', properties: { a: { type: 'string' } } } },
   });
@@ -357,43 +351,39 @@ describe('schema engine: field validation modes (handlers/create.go:119)', () =>
   });
 });
 
-describe('schema engine: CEL hook and the skip rule (strategy.go:216, hasBlockingErr at strategy.go:405)', () => {
+describe('schema engine: CEL rules and the skip rule (strategy.go:216, hasBlockingErr at strategy.go:405)', () => {
   const withRule: JSONSchemaProps = obj(
     { n: { type: 'integer', minimum: 1 }, e: { type: 'string', enum: ['a'] } },
-    { 'x-kubernetes-validations': [{ rule: 'self.n > 1' }] },
+    {
+      'x-kubernetes-validations': [
+        { rule: 'self.n > 1' },
+        { rule: '!has(oldSelf.n) || self.n >= oldSelf.n', message: 'n must not shrink' },
+      ],
+    },
   );
-  const compiled = compileSchema({ type: 'object', properties: { spec: withRule } });
-  const calls: unknown[] = [];
-  const celHook = (input: { object: unknown; oldObject: unknown }) => {
-    calls.push(input);
-    return [fieldErrors.invalid('spec', 'object', 'from CEL')];
-  };
+  const compiled = thingVersion({ type: 'object', properties: { spec: withRule } });
 
-  beforeEach(() => {
-    calls.length = 0;
-  });
-
-  it('runs the hook after defaulting and validation, and appends its errors last', () => {
-    const r = admit(compiled, thing({ n: 0 }), { ...TARGET, celHook });
-    expect(calls).to.have.length(1);
+  it('runs the rules after defaulting and validation, and appends their errors last', () => {
+    const r = admit(compiled, thing({ n: 0 }), TARGET);
     expect(r.errors.map(String)).to.deep.equal([
       'spec.n: Invalid value: 0: spec.n in body should be greater than or equal to 1',
-      'spec: Invalid value: "object": from CEL',
+      'spec: Invalid value: failed rule: self.n > 1',
     ]);
   });
 
-  it('skips the hook after a blocking error and adds the note instead', () => {
-    const r = admit(compiled, thing({ n: 2, e: 'b' }), { ...TARGET, celHook });
-    expect(calls).to.have.length(0);
+  it('skips the rules after a blocking error and adds the note instead', () => {
+    const r = admit(compiled, thing({ n: 0, e: 'b' }), TARGET);
     expect(r.errors.map(String)).to.deep.equal([
+      'spec.n: Invalid value: 0: spec.n in body should be greater than or equal to 1',
       'spec.e: Unsupported value: "b": supported values: "a"',
       `<nil>: Invalid value: null: ${CEL_SKIPPED_DETAIL}`,
     ]);
   });
 
-  it('passes the old object on update', () => {
-    admit(compiled, thing({ n: 2 }), { ...TARGET, celHook, oldObject: thing({ n: 3 }) });
-    expect((calls[0] as { oldObject: { spec: unknown } }).oldObject.spec).to.deep.equal({ n: 3 });
+  it('transition rules see the old object on update, and are skipped on create', () => {
+    expect(admit(compiled, thing({ n: 2 }), TARGET).allowed).to.equal(true);
+    const r = admit(compiled, thing({ n: 2 }), { ...TARGET, oldObject: thing({ n: 3 }) });
+    expect(r.errors.map(String)).to.deep.equal(['spec: Invalid value: n must not shrink']);
   });
 });
 
@@ -402,7 +392,7 @@ describe('schema engine: subresources (customresource/strategy.go, validator.go:
     status: {},
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.ready' },
   };
-  const compiled = compileSchema(
+  const compiled = thingVersion(
     {
       type: 'object',
       properties: { spec: obj({ replicas: { type: 'integer' } }), status: obj({ ready: { type: 'integer' } }) },
@@ -422,7 +412,7 @@ describe('schema engine: subresources (customresource/strategy.go, validator.go:
   });
 
   it('update keeps the old status and ratchets unchanged invalid values', () => {
-    const strict = compileSchema(
+    const strict = thingVersion(
       {
         type: 'object',
         properties: {
@@ -443,7 +433,7 @@ describe('schema engine: subresources (customresource/strategy.go, validator.go:
 
 describe('schema: Go regexp translation corner cases', () => {
   it('a class that is only a negated POSIX class, and \\A / \\z that anchor the whole text even under (?m)', async () => {
-    const { compileGoRegexp } = await import('../../webhook/schema/go-regexp.ts');
+    const { compileGoRegexp } = await import('../../crd/apimachinery/go-regexp.ts');
     // Go: regexp.MustCompile(`^[[:^alpha:]]+\z`).MatchString("123") == true, ("abc") == false.
     expect(compileGoRegexp('^[[:^alpha:]]+\\z').test('123')).to.equal(true);
     expect(compileGoRegexp('^[[:^alpha:]]+\\z').test('abc')).to.equal(false);

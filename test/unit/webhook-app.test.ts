@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import request from 'supertest';
-import { celHookFor } from '../../webhook/admission/cel-hook.ts';
 import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
 import { createMutator } from '../../webhook/admission/mutate.ts';
 import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
@@ -30,11 +29,10 @@ function setup(
   options: {
     maxBodyBytes?: number;
     throwing?: boolean;
-    cel?: boolean;
     readiness?: WebhookAppOptions['readiness'];
   } = {},
 ) {
-  const schemas = new SiteSchemas(options.cel ? celHookFor : undefined);
+  const schemas = new SiteSchemas();
   const hostnames = new MemoryHostnameIndex();
   hostnames.synced = true;
   const metrics = new WebhookMetrics();
@@ -183,7 +181,7 @@ for (const [adapter, create] of ADAPTERS) {
       });
 
       it('allows the review kube-apiserver sent for a create it then stored (captured fixture)', async () => {
-        const { app } = setup(create, { cel: true });
+        const { app } = setup(create);
         // test/support/capture-admission-review.ts: compact JSON with managedFields, userInfo and options.
         const review = fixture('admission/apiserver-validate-create.json');
         const res = await request(app).post('/validate').send(review).expect(200);
@@ -226,7 +224,7 @@ for (const [adapter, create] of ADAPTERS) {
       });
 
       it('runs the CEL rules: prod with 1 replica is denied with the CRD message', async () => {
-        const { app } = setup(create, { cel: true });
+        const { app } = setup(create);
         const res = await request(app).post('/validate').send(fixture('admission/create-prod-one-replica.json'));
         expect(res.body.response.allowed).to.equal(false);
         // The text the real API server gives for the same rule (test/e2e/controlplane.test.ts).
@@ -236,7 +234,7 @@ for (const [adapter, create] of ADAPTERS) {
       });
 
       it('runs the transition rule on UPDATE: tier is immutable', async () => {
-        const { app } = setup(create, { cel: true });
+        const { app } = setup(create);
         const res = await request(app).post('/validate').send(fixture('admission/update-tier-change.json'));
         expect(res.body.response.allowed).to.equal(false);
         expect(res.body.response.status.message).to.equal(
@@ -245,7 +243,7 @@ for (const [adapter, create] of ADAPTERS) {
       });
 
       it('ratchets: a rule failing on a value the update did not change is a warning, not a denial', async () => {
-        const { app } = setup(create, { cel: true });
+        const { app } = setup(create);
         const review = fixture('admission/update-tier-change.json');
         review.request.oldObject.spec = { content: 'a', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };
         review.request.object.spec = { content: 'b', replicas: 1, tier: 'dev', hostname: 'UPPER.example.com' };

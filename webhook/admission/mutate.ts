@@ -1,21 +1,15 @@
 import jsonPatch from 'fast-json-patch';
 import { FINALIZER, VERSION_V1 } from '../../api/index.ts';
-import { applyDefaults } from '../schema/defaulting.ts';
-import { isJsonObject, type JsonObject } from '../schema/json-value.ts';
-import { pruneUnknownFields } from '../schema/prune.ts';
+import { decodeObject, isJsonObject, type JsonObject } from '../../crd/index.ts';
 import { errored, patched } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse } from './review.ts';
 import type { SiteSchemas } from './site-schemas.ts';
-import { siteWrite } from './target.ts';
+import { fieldValidationOf, siteWrite } from './target.ts';
 
 export interface MutatorOptions {
   schemas: SiteSchemas;
   /** `spec.hostname` defaults to `<name>.<namespace>.<baseDomain>` on v1. */
   baseDomain: string;
-}
-
-function goQuote(s: string): string {
-  return JSON.stringify(s);
 }
 
 /** The hostname default, or undefined when the name is not known yet (generateName). */
@@ -25,9 +19,9 @@ export function defaultHostname(name: unknown, namespace: unknown, baseDomain: s
 }
 
 /**
- * The mutating webhook: prune unknown fields (a warning each, in the API server's words), apply
- * the schema defaults, default the hostname (v1), add the finalizer on CREATE. Answers with a
- * minimal JSONPatch against the object exactly as received, so fields it does not know survive.
+ * The mutating webhook: decode as the API server does (prune unknown fields with a warning each in
+ * its words, or a 400 under Strict; apply the schema defaults), default the hostname (v1), add the
+ * finalizer on CREATE. Answers with a minimal JSONPatch against the object exactly as received.
  */
 export function createMutator(options: MutatorOptions): (request: AdmissionRequest) => AdmissionResponse {
   return (request) => {
@@ -37,20 +31,9 @@ export function createMutator(options: MutatorOptions): (request: AdmissionReque
     const { version } = write;
 
     const original = write.object;
-    const root = version.compiled.schema.root;
-    const pruned = pruneUnknownFields(original, root, { isResourceRoot: true, dropNulls: true });
-    const object = pruned.value as JsonObject;
-    const warnings = pruned.unknown.map((path) => `unknown field ${goQuote(path)}`);
-    if (warnings.length > 0 && request.options?.fieldValidation === 'Strict') {
-      // What the API server answers before any webhook runs (a direct caller asked for Strict).
-      const { kind, version: v } = request.kind;
-      return errored(
-        uid,
-        400,
-        `${kind} in version ${goQuote(v)} cannot be handled as a ${kind}: strict decoding error: ${warnings.join(', ')}`,
-      );
-    }
-    applyDefaults(object, root);
+    const decoded = decodeObject(version, original, fieldValidationOf(request));
+    if (!decoded.ok) return errored(uid, 400, decoded.rejection.message);
+    const { object, warnings } = decoded;
 
     const metadata: JsonObject = isJsonObject(object.metadata) ? object.metadata : {};
     const spec = object.spec;
@@ -62,7 +45,7 @@ export function createMutator(options: MutatorOptions): (request: AdmissionReque
     }
     if (request.operation === 'CREATE' && metadata.deletionTimestamp === undefined) {
       const finalizers = Array.isArray(metadata.finalizers) ? metadata.finalizers : [];
-      // The pruned copy shares unpruned subtrees (metadata) with the request: replace, never edit.
+      // The decoded copy may share subtrees with the request: replace, never edit.
       if (!finalizers.includes(FINALIZER)) object.metadata = { ...metadata, finalizers: [...finalizers, FINALIZER] };
     }
     return patched(uid, jsonPatch.compare(original, object), warnings);

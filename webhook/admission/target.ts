@@ -1,8 +1,8 @@
 import { GROUP, KIND, SERVED_VERSIONS } from '../../api/index.ts';
-import { isJsonObject, type JsonObject } from '../schema/json-value.ts';
+import { type CompiledCrdVersion, type FieldValidation, isJsonObject, type JsonObject } from '../../crd/index.ts';
 import { allowed, errored } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse } from './review.ts';
-import type { SiteSchemas, SiteVersion } from './site-schemas.ts';
+import type { SiteSchemas } from './site-schemas.ts';
 
 /** Why a request is not for this webhook, or undefined when it is a StaticSite of a served version. */
 export function wrongTarget(request: AdmissionRequest, servedVersions: readonly string[]): string | undefined {
@@ -19,7 +19,7 @@ export function wrongTarget(request: AdmissionRequest, servedVersions: readonly 
 /** A CREATE or UPDATE of a StaticSite this webhook has a schema for. */
 export interface SiteWrite {
   object: JsonObject;
-  version: SiteVersion;
+  version: CompiledCrdVersion;
 }
 
 /**
@@ -35,4 +35,12 @@ export function siteWrite(request: AdmissionRequest, schemas: SiteSchemas): Admi
   const version = schemas.get(request.kind.version);
   if (!version) return errored(uid, 400, `no schema for version ${request.kind.version}`);
   return { object: request.object, version };
+}
+
+const FIELD_VALIDATION: ReadonlySet<string> = new Set(['Strict', 'Warn', 'Ignore']);
+
+/** The request's fieldValidation option; `Warn`, the API server's default, when absent or unknown. */
+export function fieldValidationOf(request: AdmissionRequest): FieldValidation {
+  const asked = request.options?.fieldValidation;
+  return typeof asked === 'string' && FIELD_VALIDATION.has(asked) ? (asked as FieldValidation) : 'Warn';
 }

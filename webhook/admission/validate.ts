@@ -1,24 +1,15 @@
 import { API_VERSION_V1, convertStaticSite, GROUP, KIND, type StaticSiteV1 } from '../../api/index.ts';
-import { fieldErrors, invalidMessage } from '../apimachinery/field-error.ts';
-import { type AdmissionResult, admit, type FieldValidation } from '../schema/admit.ts';
-import { isJsonObject } from '../schema/json-value.ts';
+import { type AdmissionResult, admit, fieldErrors, invalidMessage, isJsonObject } from '../../crd/index.ts';
 import type { HostnameIndex } from './hostname-index.ts';
 import { allowed, denied, errored } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse, Status } from './review.ts';
 import type { SiteSchemas } from './site-schemas.ts';
-import { siteWrite } from './target.ts';
+import { fieldValidationOf, siteWrite } from './target.ts';
 
 export interface ValidatorOptions {
   schemas: SiteSchemas;
   /** The cross-object rule (unique hostname) runs only with an index; standalone mode has none. */
   hostnames?: HostnameIndex;
-}
-
-const FIELD_VALIDATION: ReadonlySet<string> = new Set(['Strict', 'Warn', 'Ignore']);
-
-function fieldValidationOf(request: AdmissionRequest): FieldValidation {
-  const asked = request.options?.fieldValidation;
-  return typeof asked === 'string' && FIELD_VALIDATION.has(asked) ? (asked as FieldValidation) : 'Warn';
 }
 
 function statusFor(result: AdmissionResult, name: string): Status {
@@ -57,12 +48,10 @@ export function createValidator(options: ValidatorOptions): (request: AdmissionR
       return errored(uid, 400, 'UPDATE request has no oldObject');
     }
 
-    const result = admit(version.compiled.schema, write.object, {
-      ...version.compiled.target,
+    const result = admit(version, write.object, {
       oldObject: request.operation === 'UPDATE' ? request.oldObject : undefined,
       fieldValidation: fieldValidationOf(request),
       namespace: request.namespace,
-      celHook: version.celHook,
     });
     const metadata = isJsonObject(write.object.metadata) ? write.object.metadata : {};
     const name = typeof metadata.name === 'string' ? metadata.name : (request.name ?? '');

@@ -1,0 +1,79 @@
+import type { CustomResourceDefinition } from '../api/crd.ts';
+import type { CrdTarget, RuleRunner } from './admission.ts';
+import { invalidMessage } from './apimachinery/field-error.ts';
+import { type CompiledRules, compileRules } from './cel/compile.ts';
+import type { CelEnvironment } from './cel/environment.ts';
+import { evaluate } from './cel/evaluate.ts';
+import { type CompiledSchema, compileSchema } from './schema/compile.ts';
+
+/**
+ * One served version of a CRD, compiled once: its structural schema and its CEL rules together.
+ * There is no way to get one without the other, so whatever admits with it runs the rules.
+ */
+export interface CompiledCrdVersion {
+  readonly schema: CompiledSchema;
+  readonly rules: CompiledRules;
+  readonly target: CrdTarget;
+  /** Runs the version's x-kubernetes-validations rules (ratcheting on update). */
+  readonly runRules: RuleRunner;
+}
+
+/** The CRD cannot be used: no such version, no schema, or rules the API server would refuse. */
+export class CrdVersionError extends Error {
+  override name = 'CrdVersionError';
+}
+
+export interface CompileCrdOptions {
+  /** The CEL library environment to build on; share one across CRDs to compile faster. */
+  environment?: CelEnvironment;
+}
+
+const CRD_KIND = 'CustomResourceDefinition.apiextensions.k8s.io';
+
+/**
+ * Compiles one version of a CRD (the storage version when none is named): the structural schema
+ * and every x-kubernetes-validations rule. Rules that do not compile throw a CrdVersionError with
+ * the message kube-apiserver gives when the CRD itself is written.
+ */
+export function compileCrdVersion(
+  crd: CustomResourceDefinition,
+  version?: string,
+  options: CompileCrdOptions = {},
+): CompiledCrdVersion {
+  const versions = crd.spec?.versions ?? [];
+  const index = version ? versions.findIndex((v) => v.name === version) : versions.findIndex((v) => v.storage);
+  const chosen = versions[index] ?? (version ? undefined : versions[0]);
+  if (!chosen) {
+    const names = versions.map((v) => v.name).join(', ');
+    throw new CrdVersionError(
+      version
+        ? `CRD ${crd.metadata?.name} has no version ${JSON.stringify(version)} (it has: ${names})`
+        : `CRD ${crd.metadata?.name} has no versions`,
+    );
+  }
+  const openAPIV3Schema = chosen.schema?.openAPIV3Schema;
+  if (!openAPIV3Schema) {
+    throw new CrdVersionError(`CRD ${crd.metadata?.name} version ${chosen.name} has no openAPIV3Schema`);
+  }
+  const basePath = `spec.versions[${Math.max(index, 0)}].schema.openAPIV3Schema`;
+  const { compiled: rules, errors } = compileRules(openAPIV3Schema, {
+    basePath,
+    ...(options.environment && { environment: options.environment }),
+  });
+  if (errors.length > 0) throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', errors));
+  return {
+    schema: compileSchema(openAPIV3Schema, { subresources: chosen.subresources }),
+    rules,
+    target: {
+      kind: crd.spec.names.kind,
+      group: crd.spec.group,
+      version: chosen.name,
+      namespaced: crd.spec.scope !== 'Cluster',
+    },
+    runRules: (object, oldObject) => {
+      if (!rules.root) return { errors: [], warnings: [] };
+      const { errors, warnings } = evaluate(rules, object, oldObject);
+      return { errors, warnings };
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * customResourceStrategy.Validate / ValidateUpdate (customresource/strategy.go:201, :274) and the
+ * validator they call (customresource/validator.go), in the API server's order: type meta, object
+ * meta, OpenAPI schema, scale, embedded resources, list types, then CEL unless a blocking error
+ * occurred.
+ */
+
+import type { CrdTarget, RuleRunner } from '../admission.ts';
+import { type FieldError, type FieldErrorType, fieldErrors, NIL_PATH } from '../apimachinery/field-error.ts';
+import type { JsonObject } from '../apimachinery/json-value.ts';
+import { nameIsDnsSubdomain } from '../apimachinery/names.ts';
+import type { CompiledSchema } from './compile.ts';
+import { Correlation } from './correlation.ts';
+import { validateEmbeddedResources } from './embedded.ts';
+import { validateListSetsAndMaps } from './listtype.ts';
+import { validateObjectMeta, validateObjectMetaUpdate } from './objectmeta-validate.ts';
+import { toFieldErrors } from './openapi-errors.ts';
+import { validateAgainstSchema } from './openapi-validate.ts';
+import { metadataOf } from './prepare.ts';
+import { validateScaleSpec, validateScaleStatus } from './scale.ts';
+
+/** The note the API server appends when it skipped CEL (strategy.go:404, hasBlockingErr). */
+export const CEL_SKIPPED_DETAIL =
+  'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
+const BLOCKING: ReadonlySet<FieldErrorType> = new Set([
+  'FieldValueNotSupported',
+  'FieldValueRequired',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'FieldValueTypeInvalid',
+]);
+
+/** customResourceStrategy.Validate / ValidateUpdate, in the API server's order. */
+export function validate(
+  compiled: CompiledSchema,
+  object: JsonObject,
+  oldObject: JsonObject | undefined,
+  target: CrdTarget,
+  runRules: RuleRunner,
+  sameKind: boolean,
+): { errors: FieldError[]; warnings: string[] } {
+  const warnings: string[] = [];
+  const errors: FieldError[] = [];
+  if (!sameKind) {
+    // ValidateTypeMeta fails alone; the strategy still walks embedded resources, list types and CEL.
+    errors.push(fieldErrors.invalid('kind', object.kind, `must be ${target.kind}`));
+    errors.push(...validateStructure(compiled, object, oldObject, runRules, errors, warnings));
+    return { errors, warnings };
+  }
+  if (oldObject === undefined) {
+    errors.push(
+      ...validateObjectMeta(metadataOf(object), 'metadata', {
+        requiresNamespace: target.namespaced,
+        nameFn: nameIsDnsSubdomain,
+        nameMayBeGenerated: true,
+      }),
+    );
+  } else {
+    errors.push(...validateObjectMetaUpdate(metadataOf(object), metadataOf(oldObject), 'metadata'));
+  }
+  const correlation = oldObject ? new Correlation(object, oldObject, compiled.root) : undefined;
+  errors.push(...toFieldErrors(validateAgainstSchema(compiled.root, object, correlation)));
+  errors.push(...validateScaleSpec(object, compiled.scale));
+  errors.push(...validateScaleStatus(object, compiled.scale));
+  errors.push(...validateStructure(compiled, object, oldObject, runRules, errors, warnings));
+  return { errors, warnings };
+}
+
+/** Embedded resources, list-type invariants, then CEL unless a blocking error occurred (strategy.go:211-224). */
+function validateStructure(
+  compiled: CompiledSchema,
+  object: JsonObject,
+  oldObject: JsonObject | undefined,
+  runRules: RuleRunner,
+  before: readonly FieldError[],
+  warnings: string[],
+): FieldError[] {
+  const errors: FieldError[] = [];
+  if (compiled.hasEmbeddedResources) errors.push(...validateEmbeddedResources(object, compiled.root));
+  if (compiled.hasListTypes) {
+    if (!oldObject || validateListSetsAndMaps(compiled.root, oldObject).length === 0) {
+      errors.push(...validateListSetsAndMaps(compiled.root, object));
+    }
+  }
+  if (compiled.hasCelRules) {
+    const blocked = before.some((e) => BLOCKING.has(e.type)) || errors.some((e) => BLOCKING.has(e.type));
+    if (blocked) errors.push(fieldErrors.invalid(NIL_PATH, null, CEL_SKIPPED_DETAIL));
+    else {
+      const result = runRules(object, oldObject);
+      errors.push(...result.errors);
+      warnings.push(...result.warnings);
+    }
+  }
+  return errors;
+}
