@@ -7,13 +7,8 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: the image's own Node 24 runs everything, so the `node` devDependency's
 # install script (which fetches a Node binary for npm scripts on older hosts) is not needed.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY api api
-COPY webhook webhook
-COPY controller controller
-COPY certs certs
-COPY cli cli
-COPY test/support test/support
+# The sources: everything .dockerignore lets through; tsconfig.build.json names the folders that build.
+COPY . .
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts \
  && mkdir -p /owned/pki /owned/webhook-certs /owned/records
 

@@ -12,9 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCrd } from '../api/index.ts';
 import { applyControllerRbac, ControllerProcess } from '../test/support/controller-harness.ts';
-import { ControlPlane, controlPlaneBinDir } from '../test/support/controlplane.ts';
-import { eventually, installCrd } from '../test/support/crds.ts';
-import { NodeSimulator } from '../test/support/node-simulator.ts';
+import { ControlPlane, controlPlaneBinDir } from '../devenv/controlplane.ts';
+import { eventually, installCrd } from '../devenv/crds.ts';
+import { NodeSimulator } from '../devenv/node-simulator.ts';
 
 const SITES = Number(process.argv[2] ?? 1000);
 const WORKERS = Number(process.argv[3] ?? 8);

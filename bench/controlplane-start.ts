@@ -2,8 +2,8 @@
  * How long the control plane takes to start with cached binaries: etcd, kube-apiserver /readyz,
  * kube-controller-manager spawned, node simulator registered. Run: npm run bench:controlplane
  */
-import { ControlPlane, controlPlaneBinDir } from '../test/support/controlplane.ts';
-import { NodeSimulator } from '../test/support/node-simulator.ts';
+import { ControlPlane, controlPlaneBinDir } from '../devenv/controlplane.ts';
+import { NodeSimulator } from '../devenv/node-simulator.ts';
 
 const runs = Number(process.argv[2] ?? 5);
 const binDir = await controlPlaneBinDir();

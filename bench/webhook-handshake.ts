@@ -13,7 +13,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createSecureContext, type SecureContext } from 'node:tls';
 import { type Listening, startBareHttps, startLoopbackWebhook } from '../test/support/loopback-servers.ts';
-import { loopbackCerts } from '../test/support/webhook-certs.ts';
+import { loopbackCerts } from '../devenv/webhook-certs.ts';
 
 const handshakes = Number(process.argv[2] ?? 400);
 

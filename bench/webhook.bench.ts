@@ -20,7 +20,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loopbackCerts } from '../test/support/webhook-certs.ts';
+import { loopbackCerts } from '../devenv/webhook-certs.ts';
 import { validateReview } from './validate-review.ts';
 
 const run = promisify(execFile);

@@ -2,30 +2,35 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { CommandIO } from './usage.ts';
 
-export const compareUsage = 'staticsite compare [--corpus DIR] [--out report.md] [--html report.html] [--samples N]';
+export const compareUsage =
+  'staticsite compare [--corpus DIR] [--out report.md] [--html report.html] [--json results.json] [--samples N]';
 
 /** `staticsite compare`: schema-only vs webhook validation, four ways, on a real control plane. */
 export async function compareCommand(args: string[], io: CommandIO): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
-      corpus: { type: 'string', default: 'test/compare' },
+      corpus: { type: 'string' },
       out: { type: 'string' },
       html: { type: 'string' },
+      json: { type: 'string' },
       samples: { type: 'string', default: '100' },
     },
     strict: true,
     allowPositionals: false,
   });
-  const [{ readCorpus }, { runComparison }, { renderHtml, renderMarkdown }, { ControlPlane }] = await Promise.all([
-    import('./compare/corpus.ts'),
-    import('./compare/run.ts'),
-    import('./compare/report.ts'),
-    import('../test/support/controlplane.ts'),
-  ]);
-  const corpus = await readCorpus(values.corpus);
+  const [{ readCorpus }, { runComparison }, { renderHtml, renderMarkdown }, { ControlPlane }, { packageFile }] =
+    await Promise.all([
+      import('../devenv/compare/corpus.ts'),
+      import('../devenv/compare/run.ts'),
+      import('../devenv/compare/report.ts'),
+      import('../devenv/controlplane.ts'),
+      import('../devenv/package-root.ts'),
+    ]);
+  const corpusDir = values.corpus ?? packageFile('devenv', 'compare', 'corpus');
+  const corpus = await readCorpus(corpusDir);
   const say = (line: string) => io.stderr(`${line}\n`);
-  say(`${corpus.length} cases from ${values.corpus}; starting a control plane...`);
+  say(`${corpus.length} cases from ${corpusDir}; starting a control plane...`);
   const cp = await new ControlPlane().start();
   try {
     const comparison = await runComparison(cp, corpus, { latencySamples: Number(values.samples), log: say });
@@ -37,6 +42,10 @@ export async function compareCommand(args: string[], io: CommandIO): Promise<num
     if (values.html) {
       await writeFile(values.html, renderHtml(comparison));
       say(`wrote ${values.html}`);
+    }
+    if (values.json) {
+      await writeFile(values.json, `${JSON.stringify(comparison, null, 2)}\n`);
+      say(`wrote ${values.json}`);
     }
     const unexplained = comparison.cases.filter((c) => c.differences.some((d) => !d.behaviour));
     return unexplained.length === 0 ? 0 : 1;

@@ -3,13 +3,13 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FINALIZER } from '../api/index.ts';
-import { kubeconfigYaml } from '../test/support/controlplane.ts';
-import { eventually } from '../test/support/crds.ts';
-import { KubeHttp } from '../test/support/kube-http.ts';
-import { readKubeconfig } from '../test/support/kubeconfig.ts';
-import { LocalSystem } from '../test/support/local-system.ts';
-import { NodeSimulator } from '../test/support/node-simulator.ts';
-import { writeControlPlanePki } from '../test/support/pki.ts';
+import { kubeconfigYaml } from '../devenv/controlplane.ts';
+import { eventually } from '../devenv/crds.ts';
+import { KubeHttp } from '../devenv/kube-http.ts';
+import { readKubeconfig } from '../devenv/kubeconfig.ts';
+import { LocalSystem } from '../devenv/local-system.ts';
+import { NodeSimulator } from '../devenv/node-simulator.ts';
+import { writeControlPlanePki } from '../devenv/pki.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const localUsage =

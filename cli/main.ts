@@ -3,13 +3,15 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
-interface LoadedCommand {
+export interface LoadedCommand {
   run: Command;
   usage: string;
 }
 
 /** Each command's module loads only when that command runs: a certs Job does not pay for the controller. */
-const commands: Record<string, { summary: string; load: () => Promise<LoadedCommand> }> = {
+export type CommandTable = Record<string, { summary: string; load: () => Promise<LoadedCommand> }>;
+
+const COMMANDS: CommandTable = {
   cel: {
     summary: 'evaluate a CEL expression as the API server does',
     load: async () => import('./cel-command.ts').then((m) => ({ run: m.celCommand, usage: m.celUsage })),
@@ -50,32 +52,44 @@ const commands: Record<string, { summary: string; load: () => Promise<LoadedComm
 };
 
 /** The command list; each command prints its own flags on a usage error. */
-export function usage(): string {
+export function usage(commands: CommandTable = COMMANDS): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`);
   return `usage: staticsite <command> [flags]\n\ncommands:\n${lines.join('\n')}\n\nSee README.md (CLI reference) for every flag.\n`;
 }
 
 /** Runs one CLI invocation and returns its exit code: 0 ok, 1 failure, 2 usage or input error. */
-export async function run(argv: string[], io: CommandIO): Promise<number> {
+export async function run(argv: string[], io: CommandIO, commands: CommandTable = COMMANDS): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
-    io.stdout(usage());
+    io.stdout(usage(commands));
     return name === undefined ? 2 : 0;
   }
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {
-    io.stderr(`staticsite: unknown command "${name}"\n${usage()}`);
+    io.stderr(`staticsite: unknown command "${name}"\n${usage(commands)}`);
     return 2;
   }
   const command = await entry.load();
   try {
     return await command.run(rest, io);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const isUsage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const message = describeError(error);
+    const code = (error as { code?: unknown } | null)?.code;
+    const isUsage = error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'));
     io.stderr(`staticsite ${name}: ${message}\n`);
     if (isUsage) io.stderr(`usage: ${command.usage}\n`);
     return isUsage ? 2 : 1;
+  }
+}
+
+/** Any thrown value as one message: Errors by their message, anything else as JSON or text. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
   }
 }
 

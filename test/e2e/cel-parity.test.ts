@@ -10,8 +10,8 @@ import { expect } from 'chai';
 import type { CustomResourceDefinition } from '../../api/crd.ts';
 import type { JSONSchemaProps } from '../../api/openapi.ts';
 import { aggregateMessage, compileRules, evaluate } from '../../crd/cel/index.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { eventually, installCrd, uninstallCrd } from '../support/crds.ts';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { testCluster } from '../support/shared.ts';
 import { ADMISSION_CASES, type AdmissionCase, COMPILE_CASES } from './cel-parity-corpus.ts';
 

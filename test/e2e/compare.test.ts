@@ -1,18 +1,37 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { readCorpus } from '../../cli/compare/corpus.ts';
-import { renderHtml, renderMarkdown } from '../../cli/compare/report.ts';
-import { type Comparison, runComparison } from '../../cli/compare/run.ts';
-import { testCluster } from '../support/shared.ts';
+import type { Comparison } from '../../devenv/compare/run.ts';
+import { builtCli } from '../../devenv/webhook-process.ts';
 
-const corpusDir = new URL('../compare/', import.meta.url).pathname;
+const run = promisify(execFile);
 
-describe('e2e: schema-only versus webhook validation, four ways', function () {
-  this.timeout(300_000);
+describe('e2e: `staticsite compare` (the built CLI as a process): schema-only versus webhook validation, four ways', function () {
+  this.timeout(600_000);
   let comparison: Comparison;
+  let markdown: string;
+  let html: string;
+  let dir: string;
 
   before(async () => {
-    const { controlPlane } = await testCluster();
-    comparison = await runComparison(controlPlane, await readCorpus(corpusDir), { latencySamples: 10 });
+    dir = await mkdtemp(join(tmpdir(), 'compare-e2e-'));
+    const files = { out: join(dir, 'report.md'), html: join(dir, 'report.html'), json: join(dir, 'report.json') };
+    // Its own control plane, as a user's run has; the webhook in columns B, C and D is the built CLI's.
+    await run(
+      process.execPath,
+      [builtCli(), 'compare', `--out=${files.out}`, `--html=${files.html}`, `--json=${files.json}`, '--samples=10'],
+      { maxBuffer: 16 << 20 },
+    );
+    comparison = JSON.parse(await readFile(files.json, 'utf8')) as Comparison;
+    markdown = await readFile(files.out, 'utf8');
+    html = await readFile(files.html, 'utf8');
+  });
+
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('runs every corpus case, covering each kind of rule', () => {
@@ -69,8 +88,6 @@ describe('e2e: schema-only versus webhook validation, four ways', function () {
   });
 
   it('the report lists every case, in Markdown and in HTML', () => {
-    const markdown = renderMarkdown(comparison);
-    const html = renderHtml(comparison);
     for (const c of comparison.cases) {
       expect(markdown).to.include(`/ ${c.testCase.name}\n`);
       expect(html).to.include(`/ ${c.testCase.name}</h3>`);

@@ -6,9 +6,9 @@ import { expect } from 'chai';
 import { buildCrd, CRD_NAME, FINALIZER } from '../../api/index.ts';
 import { ApiProxy } from '../support/controller-api-proxy.ts';
 import { applyControllerRbac, ControllerProcess, credentialsVia } from '../support/controller-harness.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { eventually, installCrd, uninstallCrd } from '../support/crds.ts';
-import type { NodeSimulator } from '../support/node-simulator.ts';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import type { NodeSimulator } from '../../devenv/node-simulator.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'ctrl-e2e';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { ControlPlane, controlPlaneBinDir } from '../support/controlplane.ts';
+import { ControlPlane, controlPlaneBinDir } from '../../devenv/controlplane.ts';
 
 function alive(pid: number): boolean {
   try {

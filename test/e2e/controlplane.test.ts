@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { buildCrd } from '../../api/index.ts';
 import { crdYaml } from '../../cli/crd-yaml.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { eventually, installCrd, uninstallCrd } from '../support/crds.ts';
-import { KubeHttp } from '../support/kube-http.ts';
-import type { NodeSimulator } from '../support/node-simulator.ts';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import { KubeHttp } from '../../devenv/kube-http.ts';
+import type { NodeSimulator } from '../../devenv/node-simulator.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'cp-e2e';

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { eventually } from '../support/crds.ts';
-import type { KubeHttp } from '../support/kube-http.ts';
-import { LocalSystem } from '../support/local-system.ts';
+import { eventually } from '../../devenv/crds.ts';
+import type { KubeHttp } from '../../devenv/kube-http.ts';
+import { LocalSystem } from '../../devenv/local-system.ts';
 
 const NS = 'drills';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
-import type { ControlPlane } from '../support/controlplane.ts';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { testCluster } from '../support/shared.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;

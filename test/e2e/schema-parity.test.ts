@@ -24,8 +24,8 @@ import {
   ratchetTightCrd,
 } from '../fixtures/schema/parity-crds.ts';
 import { fuzzCases } from '../fixtures/schema/parity-fuzz.ts';
-import { eventually, installCrd, uninstallCrd } from '../support/crds.ts';
-import type { KubeHttp } from '../support/kube-http.ts';
+import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import type { KubeHttp } from '../../devenv/kube-http.ts';
 import { testCluster } from '../support/shared.ts';
 
 /**

@@ -14,11 +14,11 @@ import {
   SiteSchemas,
   WebhookMetrics,
 } from '../../webhook/index.ts';
-import { ControlPlane } from './controlplane.ts';
-import { eventually, installCrd, uninstallCrd } from './crds.ts';
+import { ControlPlane } from '../../devenv/controlplane.ts';
+import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { startBareHttps } from './loopback-servers.ts';
-import { loopbackCerts } from './webhook-certs.ts';
-import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from './webhook-configs.ts';
+import { loopbackCerts } from '../../devenv/webhook-certs.ts';
+import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
 
 const NS = 'capture';
 const output = new URL('../fixtures/admission/apiserver-validate-create.json', import.meta.url);

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ControlPlane } from './controlplane.ts';
-import type { KubeCredentials } from './kube-http.ts';
-import { ManagedProcess } from './managed-process.ts';
-import { freePort } from './ports.ts';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
+import type { KubeCredentials } from '../../devenv/kube-http.ts';
+import { ManagedProcess } from '../../devenv/managed-process.ts';
+import { freePort } from '../../devenv/ports.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 

@@ -1,5 +1,5 @@
-import { ControlPlane } from './controlplane.ts';
-import { NodeSimulator } from './node-simulator.ts';
+import { ControlPlane } from '../../devenv/controlplane.ts';
+import { NodeSimulator } from '../../devenv/node-simulator.ts';
 
 export interface TestCluster {
   controlPlane: ControlPlane;

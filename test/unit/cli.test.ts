@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import { buildCrd } from '../../api/index.ts';
 import { run } from '../../cli/main.ts';
+import { ApiError } from '../../kube/api-error.ts';
 
 async function cli(...argv: string[]) {
   const out: string[] = [];
@@ -34,5 +35,35 @@ describe('cli: staticsite crd', () => {
     expect(result.code).to.equal(2);
     expect(result.stderr).to.include('unknown command "frobnicate"');
     expect(result.stderr).to.include('  crd          print the StaticSite CRD as YAML');
+  });
+});
+
+describe('cli: the error handler prints any thrown value', () => {
+  const throwing = (value: unknown) => ({
+    boom: {
+      summary: 'throws',
+      load: async () => ({ usage: 'staticsite boom', run: async () => Promise.reject(value) }),
+    },
+  });
+  const runWith = async (value: unknown) => {
+    const err: string[] = [];
+    const code = await run(['boom'], { stdout: () => {}, stderr: (t) => err.push(t) }, throwing(value));
+    return { code, stderr: err.join('') };
+  };
+
+  it('an API error with a numeric code (the HTTP status): exit 1 and its message', async () => {
+    const error = new ApiError('GET', '/version', 503, { reason: 'ServiceUnavailable', message: 'etcd is down' });
+    expect(await runWith(error)).to.deep.equal({
+      code: 1,
+      stderr: 'staticsite boom: GET /version: 503 ServiceUnavailable: etcd is down\n',
+    });
+  });
+
+  it('a thrown object or string that is not an Error: exit 1 and the value', async () => {
+    expect(await runWith({ code: 7, detail: 'x' })).to.deep.equal({
+      code: 1,
+      stderr: 'staticsite boom: {"code":7,"detail":"x"}\n',
+    });
+    expect(await runWith('plain text')).to.deep.equal({ code: 1, stderr: 'staticsite boom: plain text\n' });
   });
 });

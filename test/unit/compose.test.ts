@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { apiServerFlags, controllerManagerFlags, DEFAULT_CONTROLLERS, etcdFlags } from '../support/controlplane.ts';
+import { apiServerFlags, controllerManagerFlags, DEFAULT_CONTROLLERS, etcdFlags } from '../../devenv/controlplane.ts';
 
 const root = new URL('../../', import.meta.url);
 const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
   services: Record<string, { image?: string; command?: string[] }>;
 };
-const goMod = readFileSync(new URL('test/controlplane/go.mod', root), 'utf8');
+const goMod = readFileSync(new URL('devenv/controlplane/go.mod', root), 'utf8');
 const kubernetesVersion = /k8s\.io\/kubernetes (v\S+)/.exec(goMod)?.[1];
 const etcdVersion = /go\.etcd\.io\/etcd\/server\/v3 v(\S+)/.exec(goMod)?.[1];
 
@@ -24,7 +24,7 @@ function service(name: string) {
 }
 
 describe('docker-compose.yml matches the control plane of the tests', () => {
-  it('pins the Kubernetes and etcd releases of test/controlplane/go.mod', () => {
+  it('pins the Kubernetes and etcd releases of devenv/controlplane/go.mod', () => {
     expect(kubernetesVersion).to.match(/^v1\.\d+\.\d+$/);
     expect(service('kube-apiserver').image).to.equal(`registry.k8s.io/kube-apiserver:${kubernetesVersion}`);
     expect(service('kube-controller-manager').image).to.equal(

@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { Agent, request as httpsRequest } from 'node:https';
 import jsonPatch from 'fast-json-patch';
-import { pino } from 'pino';
 import { buildCrd, CRD_NAME, type CrdOptions } from '../../api/index.ts';
-import type { ControlPlane } from '../../test/support/controlplane.ts';
-import { eventually, installCrd, uninstallCrd } from '../../test/support/crds.ts';
-import type { KubeHttp } from '../../test/support/kube-http.ts';
-import { loopbackCerts } from '../../test/support/webhook-certs.ts';
-import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../test/support/webhook-configs.ts';
-import type { AdmissionResponse } from '../../webhook/admission/review.ts';
-import { hostnameInformer } from '../../webhook/kube/hostname-informer.ts';
-import { startWebhookServer } from '../../webhook/server.ts';
+import type { ControlPlane } from '../controlplane.ts';
+import { eventually, installCrd, uninstallCrd } from '../crds.ts';
+import type { KubeHttp } from '../kube-http.ts';
+import { ReviewClient } from '../review-client.ts';
+import { loopbackCerts } from '../webhook-certs.ts';
+import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../webhook-configs.ts';
+import { WebhookProcess } from '../webhook-process.ts';
 import { type CompareCase, WEBHOOK_ONLY_BEHAVIOURS, type WebhookOnlyBehaviour } from './corpus.ts';
 
 export const MODES = {
@@ -111,44 +108,6 @@ async function throughApiServer(admin: KubeHttp, c: CompareCase, namespace: stri
   return outcomeOf(res.status, res.body, res.text, res.warnings, performance.now() - started);
 }
 
-/** Posts reviews straight to the webhook over HTTPS, as a user's test would. */
-class DirectClient {
-  private readonly agent: Agent;
-  private readonly url: string;
-
-  constructor(url: string, caPem: string) {
-    this.url = url;
-    this.agent = new Agent({ keepAlive: true, ca: caPem });
-  }
-
-  post(path: string, review: unknown): Promise<{ response: AdmissionResponse }> {
-    const payload = JSON.stringify(review);
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        `${this.url}${path}`,
-        { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json' } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            try {
-              resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-            } catch (error) {
-              reject(error);
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
-}
-
 function review(
   c: CompareCase,
   operation: 'CREATE' | 'UPDATE',
@@ -174,8 +133,21 @@ function review(
   };
 }
 
+/** Whether the webhook's cache knows a site with this hostname: another site claiming it is denied. */
+async function hostnameHeld(client: ReviewClient, hostname: string, namespace: string): Promise<boolean> {
+  const probe = {
+    apiVersion: 'staticsite.dev/v1',
+    kind: 'StaticSite',
+    metadata: { name: 'cache-probe', namespace },
+    spec: { content: 'x', hostname },
+  };
+  const c = { version: 'v1' } as CompareCase;
+  const { response } = await client.post('/validate', review(c, 'CREATE', probe, undefined, namespace));
+  return !response.allowed && (response.status?.message ?? '').includes('Duplicate value');
+}
+
 /** Mutate then validate, the way the API server chains the two webhooks. */
-async function direct(client: DirectClient, c: CompareCase, namespace: string): Promise<Outcome> {
+async function direct(client: ReviewClient, c: CompareCase, namespace: string): Promise<Outcome> {
   const admitOnce = async (operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>, old: unknown) => {
     const warnings: string[] = [];
     const mutated = (await client.post('/mutate', review(c, operation, object, old, namespace))).response;
@@ -321,21 +293,16 @@ export async function runComparison(
   const samples = options.latencySamples ?? 100;
   const admin = cp.admin;
   const certs = await loopbackCerts();
-  const logger = pino({ level: 'silent' });
-  const hostnames = await hostnameInformer({ kubeconfig: cp.kubeconfigPath, logger });
   // The webhook's StaticSite cache needs the resource to exist before it can sync.
   await installCrd(admin, crdFor('A', undefined));
-  const webhook = await startWebhookServer({
+  // The shipped webhook, as a process of the built CLI (what the image runs), with the cross-object rule on.
+  const webhook = await WebhookProcess.start({
     certDir: certs.dir,
-    port: 0,
-    metricsPort: 0,
-    host: '127.0.0.1',
+    kubeconfig: cp.kubeconfigPath,
     baseDomain: 'sites.staticsite.dev',
-    logger,
-    hostnames,
   });
-  const url = `https://127.0.0.1:${webhook.port}`;
-  const client = new DirectClient(url, certs.ca.certPem);
+  const url = webhook.url;
+  const client = new ReviewClient(webhook.url, certs.ca.certPem);
   const outcomes = new Map<string, Partial<Record<Mode, Outcome>>>(corpus.map((c) => [c.name, {}]));
   const latency: Partial<Record<Mode, LatencySummary>> = {};
   const version = await admin.must<{ gitVersion: string }>('GET', '/version');
@@ -387,7 +354,8 @@ export async function runComparison(
           const held = corpus.flatMap((c) => c.setup.map((o) => (o.spec as { hostname?: string }).hostname ?? ''));
           await eventually(
             "the webhook's cache holds C's objects",
-            async () => held.every((h) => h === '' || hostnames.index.holders(h).length > 0),
+            async () =>
+              (await Promise.all(held.map((h) => h === '' || hostnameHeld(client, h, namespace)))).every(Boolean),
             60_000,
           );
           for (const c of corpus) {
@@ -414,7 +382,7 @@ export async function runComparison(
     }
   } finally {
     client.close();
-    await webhook.close();
+    await webhook.stop();
     await rm(certs.dir, { recursive: true, force: true });
   }
   const cases = corpus.map((testCase) => {

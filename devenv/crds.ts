@@ -1,4 +1,4 @@
-import type { CustomResourceDefinition } from '../../api/index.ts';
+import type { CustomResourceDefinition } from '../api/index.ts';
 import type { KubeHttp } from './kube-http.ts';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import type { KeyPair } from '../../certs/x509.ts';
+import type { KeyPair } from '../certs/x509.ts';
 import { type KubeCredentials, KubeHttp } from './kube-http.ts';
 import { ManagedProcess } from './managed-process.ts';
+import { packageFile } from './package-root.ts';
 import { issueClientCertificate, writeControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
 
 const run = promisify(execFile);
-const repoRoot = new URL('../../', import.meta.url).pathname;
 
 export interface ControlPlaneOptions {
   /** Directory with etcd, kube-apiserver, kube-controller-manager, kubectl. Default: build.sh's cache. */
@@ -33,7 +33,7 @@ export const DEFAULT_CONTROLLERS = [
 /** Builds (or finds in the cache) the control-plane binaries; returns their directory. */
 export async function controlPlaneBinDir(): Promise<string> {
   if (process.env.STATICSITE_CONTROLPLANE_BIN) return process.env.STATICSITE_CONTROLPLANE_BIN;
-  const { stdout } = await run('bash', [join(repoRoot, 'test/controlplane/build.sh')], {
+  const { stdout } = await run('bash', [packageFile('devenv', 'controlplane', 'build.sh')], {
     maxBuffer: 1 << 20,
     timeout: 60 * 60 * 1000,
   });

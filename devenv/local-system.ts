@@ -4,15 +4,15 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_NAMESPACE } from '../../api/index.ts';
+import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { ControlPlane } from './controlplane.ts';
 import { eventually } from './crds.ts';
 import { ManagedProcess } from './managed-process.ts';
 import { NodeSimulator } from './node-simulator.ts';
+import { packageFile } from './package-root.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** cli/main.ts when run from source, dist/cli/main.js when run from the build. */
-const cliMain = fileURLToPath(new URL(`../../cli/main${extname(import.meta.url)}`, import.meta.url));
+const cliMain = fileURLToPath(new URL(`../cli/main${extname(import.meta.url)}`, import.meta.url));
 
 /** The ports the local overlay and the probes use: the webhook is registered by URL on 8443. */
 export const LOCAL_PORTS = { webhook: 8443, webhookMetrics: 8080, controllerMetrics: 8081, certsMetrics: 8082 };
@@ -86,7 +86,7 @@ export class LocalSystem {
       '--server-side',
       '--field-manager=staticsite-local',
       '-k',
-      join(repoRoot, 'manifests/overlays/local'),
+      packageFile('manifests', 'overlays', 'local'),
     ]);
     if (applied.code !== 0) throw new Error(`kubectl apply -k manifests/overlays/local failed: ${applied.stderr}`);
     this.log('applied manifests/overlays/local (CRD, webhook configurations by URL, ServiceAccounts, RBAC)');

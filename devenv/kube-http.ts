@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
-import { splitLines } from '../../kube/transport.ts';
+import { splitLines } from '../kube/transport.ts';
 
 /** How to reach and authenticate to an API server: client certificate or bearer token. */
 export interface KubeCredentials {

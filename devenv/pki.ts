@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createCertificateAuthority, issueCertificate, type KeyPair } from '../../certs/x509.ts';
+import { createCertificateAuthority, issueCertificate, type KeyPair } from '../certs/x509.ts';
 
 /** What a control plane needs on disk: one CA for serving and client certs, and service-account keys. */
 export interface ControlPlanePki {

@@ -1,7 +1,7 @@
 import { mkdtemp, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCertificateAuthority, issueCertificate, type KeyPair } from '../../certs/x509.ts';
+import { createCertificateAuthority, issueCertificate, type KeyPair } from '../certs/x509.ts';
 
 /** A CA and a cert dir with a 127.0.0.1/localhost serving cert, for a webhook reached by URL. */
 export interface LoopbackCerts {

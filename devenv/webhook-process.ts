@@ -1,0 +1,73 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManagedProcess } from './managed-process.ts';
+import { packageRoot } from './package-root.ts';
+import { freePort } from './ports.ts';
+
+/** The built CLI, as the image runs it (`node dist/cli/main.js`). */
+export function builtCli(): string {
+  const main = join(packageRoot(), 'dist', 'cli', 'main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  return main;
+}
+
+export interface WebhookProcessOptions {
+  certDir: string;
+  /** With a kubeconfig the unique-hostname rule is on; without, the webhook runs standalone. */
+  kubeconfig?: string;
+  baseDomain?: string;
+  /** The CLI entry point to run; default the built one (dist/cli/main.js). */
+  cli?: string;
+}
+
+/** `staticsite webhook` as a child process on loopback ports, ready when /readyz answers 200. */
+export class WebhookProcess {
+  readonly port: number;
+  readonly metricsPort: number;
+  readonly process: ManagedProcess;
+
+  private constructor(port: number, metricsPort: number, process: ManagedProcess) {
+    this.port = port;
+    this.metricsPort = metricsPort;
+    this.process = process;
+  }
+
+  get url(): string {
+    return `https://127.0.0.1:${this.port}`;
+  }
+
+  static async start(options: WebhookProcessOptions): Promise<WebhookProcess> {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const args = [
+      options.cli ?? builtCli(),
+      'webhook',
+      `--cert-dir=${options.certDir}`,
+      `--port=${port}`,
+      `--metrics-port=${metricsPort}`,
+      '--host=127.0.0.1',
+      ...(options.baseDomain ? [`--base-domain=${options.baseDomain}`] : []),
+      ...(options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`] : []),
+    ];
+    const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));
+    const proc = new ManagedProcess('webhook', process.execPath, args, join(logDir, 'webhook.log'));
+    const webhook = new WebhookProcess(port, metricsPort, proc);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (!proc.running) throw new Error(`staticsite webhook exited. Last lines of its log:\n${await proc.tail()}`);
+      const ready = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
+        (res) => res.ok,
+        () => false,
+      );
+      if (ready) return webhook;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await proc.stop();
+    throw new Error(`staticsite webhook not ready within 60 s. Last lines of its log:\n${await proc.tail()}`);
+  }
+
+  stop(): Promise<void> {
+    return this.process.stop(15_000);
+  }
+}

@@ -1,0 +1,110 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { expect } from 'chai';
+
+// The architecture in docs/architecture.md, checked on every tracked source file.
+const root = new URL('../../', import.meta.url).pathname;
+const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts'], {
+  cwd: root,
+  encoding: 'utf8',
+})
+  .split('\n')
+  .filter((f) => f !== '' && !f.startsWith('node_modules/') && !f.startsWith('dist/'));
+const NOT_SOURCE = new Set(['test', 'bench']);
+const sources = tracked.filter((f) => !NOT_SOURCE.has(f.split('/')[0] ?? ''));
+const topOf = (file: string) => file.split('/')[0] ?? '';
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2];
+    if (spec) out.push(normalize(join(dirname(file), spec)));
+  }
+  return out;
+}
+
+/** Type-only imports are erased at run time, so they cannot form a cycle that matters. */
+function runtimeImportsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2];
+    if (!spec || /^\s*(?:import|export)\s+type\s/.test(m[0].trimStart())) continue;
+    out.push(normalize(join(dirname(file), spec)));
+  }
+  return out;
+}
+
+/** Which top-level folders each folder may import (besides itself). */
+const ALLOWED: Record<string, readonly string[]> = {
+  api: [],
+  kube: [],
+  crd: ['api'],
+  webhook: ['api', 'crd', 'kube'],
+  controller: ['api', 'crd', 'kube'],
+  certs: ['api', 'kube'],
+  devenv: ['api', 'crd', 'kube', 'certs', 'webhook'],
+  cli: ['api', 'crd', 'kube', 'webhook', 'controller', 'certs', 'devenv'],
+};
+
+describe('layout: dependencies point one way', () => {
+  it('every folder with sources is built (tsconfig.build.json) and has a place in the dependency rules', () => {
+    const build = JSON.parse(readFileSync(join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+    const folders = [...new Set(sources.map(topOf))].filter((f) => f.indexOf('.') < 0).sort();
+    expect(folders).to.deep.equal([...build.include].sort());
+    expect(Object.keys(ALLOWED).sort()).to.deep.equal(folders);
+  });
+
+  it('no source file imports test/ or bench/, and each folder imports only the folders below it', () => {
+    const wrong: string[] = [];
+    for (const file of sources) {
+      const from = topOf(file);
+      for (const target of importsOf(file)) {
+        const to = topOf(target);
+        if (to !== from && !(ALLOWED[from] ?? []).includes(to)) wrong.push(`${file} -> ${target}`);
+      }
+    }
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('production code does not import the fakes in kube/testing or */testing.ts', () => {
+    const wrong = sources.flatMap((file) =>
+      /(^|\/)testing(\/|\.ts$)/.test(file)
+        ? []
+        : importsOf(file)
+            .filter((t) => /(^|\/)testing(\/|\.ts$)/.test(t))
+            .map((t) => `${file} -> ${t}`),
+    );
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('no import cycle among the source modules', () => {
+    const graph = new Map(sources.map((f) => [f, runtimeImportsOf(f).filter((t) => t.endsWith('.ts'))]));
+    const state = new Map<string, 'visiting' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (file: string, path: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'visiting') {
+        cycles.push([...path.slice(path.indexOf(file)), file].join(' -> '));
+        return;
+      }
+      state.set(file, 'visiting');
+      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(cycles).to.deep.equal([]);
+  });
+
+  it('the image copies the sources as a whole, without tests (Dockerfile and .dockerignore)', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
+    expect(dockerfile).to.match(/^COPY \. \.$/m);
+    expect(dockerfile).to.include('tsc -p tsconfig.build.json');
+    expect(ignored).to.include.members(['test', 'bench', 'node_modules', 'dist']);
+  });
+});
