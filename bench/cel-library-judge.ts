@@ -1,11 +1,11 @@
 /**
  * The library choice, judged by the parity corpus: every CREATE case of test/e2e/cel-parity-corpus.ts with one rule
  * is evaluated by each candidate library on its own (no Kubernetes functions added, integers as BigInt per the
- * schema) and by webhook/cel, and the verdict (allowed = rule true) is compared with the API server's verdict
+ * schema) and by crd/cel, and the verdict (allowed = rule true) is compared with the API server's verdict
  * recorded by the e2e parity test in $CEL_PARITY_RESULTS (default: <os tmpdir>/cel-parity-results.json).
- *   node bench/cel-library-judge.ts [path to a celbench checkout with node_modules, default ../shared/celbench]
- * The candidates other than @marcbachmann/cel-js are not dependencies of this project: they are loaded from the
- * celbench folder (see DESIGN.md section 5), where `npm install` has put them.
+ *   node bench/cel-library-judge.ts DIR
+ * The candidates other than @marcbachmann/cel-js are not dependencies of this project: they are loaded from DIR,
+ * a folder where `npm install @bufbuild/cel cel-js` has put them (docs/cel.md, "The library choice").
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,7 +22,14 @@ interface Candidate {
   run(rule: string, self: unknown): Verdict;
 }
 
-const celbench = resolve(process.argv[2] ?? new URL('../../shared/celbench', import.meta.url).pathname);
+const celbenchArg = process.argv[2];
+if (!celbenchArg) {
+  process.stderr.write(
+    'usage: node bench/cel-library-judge.ts DIR  (a directory whose node_modules holds the candidate CEL libraries)\n',
+  );
+  process.exit(2);
+}
+const celbench = resolve(celbenchArg);
 const requireFromCelbench = createRequire(`${celbench}/package.json`);
 
 function withBigInts(v: unknown, s: JSONSchemaProps | undefined): unknown {
@@ -86,7 +93,7 @@ const cases = ADMISSION_CASES.map((c, i) => ({ c, id: `c${i}` })).filter(
     c.old === undefined && (c.schema['x-kubernetes-validations'] ?? []).length === 1 && serverVerdict.has(id),
 );
 const ours: Candidate = {
-  name: 'webhook/cel (@marcbachmann/cel-js + our environment)',
+  name: 'crd/cel (@marcbachmann/cel-js + our environment)',
   run: () => 'denied',
 };
 const all = [...(await candidates()), ours];

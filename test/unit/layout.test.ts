@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { expect } from 'chai';
 
-// The architecture in docs/architecture.md, checked on every tracked source file.
+// The layout in README.md ("Layout"), checked on every tracked source file.
 const root = new URL('../../', import.meta.url).pathname;
 const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts'], {
   cwd: root,
