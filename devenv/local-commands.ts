@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FINALIZER } from '../api/index.ts';
+import { kubeconfigYaml } from './controlplane.ts';
+import { eventually } from './crds.ts';
+import { KubeHttp } from './kube-http.ts';
+import { readKubeconfig } from './kubeconfig.ts';
+import type { LocalSystem } from './local-system.ts';
+import { NodeSimulator } from './node-simulator.ts';
+import { writeControlPlanePki } from './pki.ts';
+
+const SAMPLE_NAMESPACE = 'demo';
+const SAMPLE = {
+  apiVersion: 'staticsite.dev/v1',
+  kind: 'StaticSite',
+  metadata: { name: 'hello', namespace: SAMPLE_NAMESPACE },
+  spec: { content: '<h1>Hello from StaticSite</h1>', replicas: 2 },
+};
+
+interface Site {
+  metadata: { finalizers?: string[]; generation?: number };
+  spec: { hostname?: string; replicas?: number; tier?: string };
+  status?: {
+    observedGeneration?: number;
+    readyReplicas?: number;
+    url?: string;
+    conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+  };
+}
+
+/** Applies the sample StaticSite, waits until it is Ready and says what admission and the controller did. */
+export async function showSample(system: LocalSystem, say: (line: string) => void): Promise<void> {
+  const admin = system.controlPlane.admin;
+  await system.controlPlane.ensureNamespace(SAMPLE_NAMESPACE);
+  const path = `/apis/staticsite.dev/v1/namespaces/${SAMPLE_NAMESPACE}/staticsites`;
+  const created = await admin.post<Site>(path, SAMPLE);
+  if (created.status !== 201 && created.status !== 409) throw new Error(`create the sample site: ${created.text}`);
+  say(`\napplied StaticSite ${SAMPLE_NAMESPACE}/hello (2 replicas)`);
+  const site = created.body;
+  say(
+    `  admission: finalizer ${site.metadata.finalizers?.includes(FINALIZER) ? FINALIZER : '(missing!)'}, tier ${site.spec.tier}, hostname ${site.spec.hostname}`,
+  );
+  const ready = await eventually(
+    'the sample site Ready',
+    async () => {
+      const res = await admin.get<Site>(`${path}/hello`);
+      const condition = res.body.status?.conditions?.find((c) => c.type === 'Ready');
+      return condition?.status === 'True' && res.body.status?.observedGeneration === res.body.metadata.generation
+        ? res.body
+        : undefined;
+    },
+    120_000,
+    250,
+  );
+  for (const [kind, api] of [
+    ['ConfigMap', '/api/v1'],
+    ['Deployment', '/apis/apps/v1'],
+    ['Service', '/api/v1'],
+  ] as const) {
+    const res = await admin.get<{ metadata: { ownerReferences?: Array<{ kind: string; name: string }> } }>(
+      `${api}/namespaces/${SAMPLE_NAMESPACE}/${kind.toLowerCase()}s/hello`,
+    );
+    const owner = res.body.metadata?.ownerReferences?.[0];
+    say(`  child: ${kind} ${SAMPLE_NAMESPACE}/hello, owned by ${owner ? `${owner.kind}/${owner.name}` : '(none)'}`);
+  }
+  const condition = ready.status?.conditions?.find((c) => c.type === 'Ready');
+  say(
+    `  status: Ready=${condition?.status} (${condition?.reason}: ${condition?.message}), readyReplicas ${ready.status?.readyReplicas}, url ${ready.status?.url}`,
+  );
+  for (const file of await readdir(system.recordsDir)) {
+    say(
+      `  external record: ${join(system.recordsDir, file)} = ${JSON.stringify(JSON.parse(await readFile(join(system.recordsDir, file), 'utf8')))}`,
+    );
+  }
+}
+
+/**
+ * The control plane's PKI and an admin kubeconfig for `server`, for docker-compose: written once,
+ * kept when the directory already holds one. Returns what it did, in one line.
+ */
+export async function writeLocalPki(dir: string, server: string): Promise<string> {
+  if (existsSync(join(dir, 'admin.kubeconfig'))) return `${dir} already holds a PKI; keeping it`;
+  const pki = await writeControlPlanePki(dir);
+  const kubeconfig = kubeconfigYaml({ server, caPem: pki.ca.certPem, ...pki.admin }, 'admin');
+  await writeFile(join(dir, 'admin.kubeconfig'), kubeconfig, { mode: 0o600 });
+  return `wrote the control-plane PKI and admin.kubeconfig (${server}) into ${dir}`;
+}
+
+/** What a kubelet would do, for a control plane without nodes: runs until `stop` resolves. */
+export async function simulateNodes(kubeconfig: string, started: () => void, stop: Promise<void>): Promise<void> {
+  const client = new KubeHttp(await readKubeconfig(kubeconfig));
+  const nodes = new NodeSimulator(client);
+  try {
+    await eventually('the API server', async () => (await client.get('/readyz')).status === 200, 300_000, 1000);
+    await nodes.start();
+    started();
+    await stop;
+    await nodes.stop();
+  } finally {
+    client.close();
+  }
+}
