@@ -7,6 +7,7 @@
  */
 
 import type { AdmissionResult, AdmitOptions, FieldValidation } from './admission.ts';
+import { append } from './apimachinery/append.ts';
 import { invalidMessage } from './apimachinery/field-error.ts';
 import { goQuote } from './apimachinery/go-format.ts';
 import { isJsonObject, type JsonObject } from './apimachinery/json-value.ts';
@@ -87,14 +88,22 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
       object,
     );
   }
-  const oldObject = isJsonObject(options.oldObject) ? decode(schema, options.oldObject, true).object : undefined;
+  let oldObject: JsonObject | undefined;
+  try {
+    oldObject = isJsonObject(options.oldObject) ? decode(schema, options.oldObject, true).object : undefined;
+  } catch (error) {
+    // The API server's own stored object always decodes; a caller's may not.
+    if (error instanceof DecodeFailure)
+      return badRequest(`the old object cannot be decoded: ${error.message}`, [error.message], warnings, object);
+    throw error;
+  }
   if (oldObject) placeInNamespace(oldObject, target.namespaced, options.namespace);
   prepare(schema, object, oldObject);
   if (!oldObject) generateName(object, options.generateName);
 
   const validated = validate(schema, object, oldObject, target, version.runRules, kind === target.kind);
   const { errors } = validated;
-  warnings.push(...validated.warnings);
+  append(warnings, validated.warnings);
   if (errors.length > 0) {
     return {
       allowed: false,
@@ -109,6 +118,6 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
   }
   const finalizers = (metadataOf(object).finalizers as string[] | undefined) ?? [];
   const oldFinalizers = new Set((oldObject && (metadataOf(oldObject).finalizers as string[] | undefined)) ?? []);
-  warnings.push(...finalizerWarnings(finalizers.filter((f) => !oldFinalizers.has(f))));
+  append(warnings, finalizerWarnings(finalizers.filter((f) => !oldFinalizers.has(f))));
   return { allowed: true, code: 200, message: '', errors: [], decodeErrors: [], causes: [], warnings, object };
 }

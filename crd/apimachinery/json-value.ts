@@ -5,13 +5,23 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Sets an own property, also for the key `__proto__`, which JSON.parse makes an ordinary key but
+ * plain assignment would take as the object's prototype.
+ */
+export function setKey(object: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  else object[key] = value;
+}
+
 /** runtime.DeepCopyJSONValue. */
 export function deepCopyJson<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(deepCopyJson) as T;
   const out: JsonObject = {};
   const source = value as JsonObject;
-  for (const k in source) out[k] = deepCopyJson(source[k]);
+  for (const k of Object.keys(source)) setKey(out, k, deepCopyJson(source[k]));
   return out as T;
 }
 

@@ -7,6 +7,7 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
+import { append } from '../apimachinery/append.ts';
 import { FieldError } from '../apimachinery/field-error.ts';
 import { GoStruct } from '../apimachinery/go-struct.ts';
 import { checkExpression, type RuleProgram } from './check.ts';
@@ -308,7 +309,7 @@ function compileNode(
         );
       }
     });
-    ctx.errors.push(...schemaErrors);
+    append(ctx.errors, schemaErrors);
     if (schemaErrors.length === 0) ctx.errors.push(...celErrors);
   }
 

@@ -4,6 +4,7 @@
  * nulls dropped, embedded resources coerced, then defaults.
  */
 
+import { append } from '../apimachinery/append.ts';
 import { deepCopyJson, type JsonObject } from '../apimachinery/json-value.ts';
 import type { CompiledSchema } from './compile.ts';
 import { applyDefaults } from './defaulting.ts';
@@ -33,7 +34,7 @@ export function decode(compiled: CompiledSchema, input: JsonObject, ofThisKind: 
     try {
       const decoded = decodeObjectMeta(input.metadata, '');
       metadata = decoded.metadata;
-      unknownFields.push(...decoded.unknownFields);
+      append(unknownFields, decoded.unknownFields);
     } catch (error) {
       if (error instanceof MetadataDecodeError) throw new DecodeFailure(error.message);
       throw error;
@@ -43,11 +44,11 @@ export function decode(compiled: CompiledSchema, input: JsonObject, ofThisKind: 
   if (ofThisKind) {
     const pruned = pruneUnknownFields(input, compiled.root, { isResourceRoot: true, dropNulls: true });
     object = pruned.value as JsonObject;
-    unknownFields.push(...pruned.unknown);
+    append(unknownFields, pruned.unknown);
     if (compiled.hasEmbeddedResources) {
       const coerced = coerceEmbeddedResources(object, compiled.root);
       if (coerced.error) throw new DecodeFailure(coerced.error.toString());
-      unknownFields.push(...coerced.unknownFields);
+      append(unknownFields, coerced.unknownFields);
     }
   } else {
     object = deepCopyJson(input);

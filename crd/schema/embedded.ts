@@ -4,6 +4,7 @@
  * (objectmeta/validation.go).
  */
 
+import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { compareGoStrings } from '../apimachinery/go-format.ts';
 import { isJsonObject } from '../apimachinery/json-value.ts';
@@ -39,7 +40,7 @@ function coerce(path: string, x: unknown, s: SchemaNode | undefined, unknown: st
       } else if (k === 'metadata') {
         try {
           const decoded = decodeObjectMeta(v, `${path}.`);
-          unknown.push(...decoded.unknownFields);
+          append(unknown, decoded.unknownFields);
           x.metadata = decoded.metadata;
         } catch (error) {
           if (!(error instanceof MetadataDecodeError)) throw error;
@@ -78,7 +79,7 @@ function validate(path: string, x: unknown, s: SchemaNode | undefined, errs: Fie
     return;
   }
   if (!isJsonObject(x)) return;
-  if (s.embeddedResource) errs.push(...validateEmbeddedResource(x, path));
+  if (s.embeddedResource) append(errs, validateEmbeddedResource(x, path));
   for (const [k, v] of Object.entries(x)) {
     const prop = s.properties?.get(k);
     if (prop) validate(childPath(path, k), v, prop, errs);

@@ -3,6 +3,7 @@
  * (apiextensions-apiserver pkg/apiserver/schema/listtype/validation.go).
  */
 
+import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { goJsonMarshal, isGoInt } from '../apimachinery/go-format.ts';
 import { isJsonObject, type JsonObject } from '../apimachinery/json-value.ts';
@@ -65,7 +66,7 @@ function validateArray(path: string, s: SchemaNode, list: readonly unknown[], er
   if (s.listType === 'set') {
     for (const i of nonUniqueIndices(list)) errs.push(fieldErrors.duplicate(`${path}[${i}]`, list[i]));
   } else if (s.listType === 'map') {
-    errs.push(...validateListMap(path, s, list));
+    append(errs, validateListMap(path, s, list));
   }
   const items = s.items;
   if (items?.containsListType)

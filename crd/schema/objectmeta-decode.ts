@@ -6,7 +6,7 @@
  */
 import { compareGoStrings, isGoInt } from '../apimachinery/go-format.ts';
 import { parseRfc3339 } from '../apimachinery/go-time.ts';
-import { isJsonObject, type JsonObject } from '../apimachinery/json-value.ts';
+import { isJsonObject, type JsonObject, setKey } from '../apimachinery/json-value.ts';
 
 type FieldKind = 'string' | 'int64' | 'bool' | 'time' | 'stringMap' | 'stringList' | 'raw' | StructKind | ListKind;
 
@@ -149,7 +149,7 @@ function decodeValue(kind: FieldKind, v: unknown, site: Site, unknown: string[])
       for (const k of Object.keys(v).sort(compareGoStrings)) {
         const item = v[k];
         if (item !== null && typeof item !== 'string') throw typeError(site, item, 'string');
-        out[k] = item ?? '';
+        setKey(out, k, item ?? '');
       }
       return out;
     }
@@ -184,7 +184,7 @@ function decodeStruct(kind: StructKind, v: JsonObject, site: Site, unknown: stri
   // The API server writes map keys sorted, so objects it sent skip the sort.
   if (!sortedAsGo(keys)) keys.sort(compareGoStrings);
   for (const k of keys) {
-    const fieldKind = kind.fields[k];
+    const fieldKind = Object.hasOwn(kind.fields, k) ? kind.fields[k] : undefined;
     if (!fieldKind) {
       unknown.push(`${site.path}.${k}`);
       continue;

@@ -3,6 +3,8 @@
  * (create and update), objectmeta/validation.go for embedded resources, and the finalizer warnings of
  * customresource/validator.go.
  */
+
+import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { compareGoStrings, goQuote, utf8Length } from '../apimachinery/go-format.ts';
 import { GoStruct } from '../apimachinery/go-struct.ts';
@@ -76,7 +78,7 @@ export function validateObjectMeta(meta: JsonObject, path: string, options: Meta
   }
   if (annotationSize > TOTAL_ANNOTATION_SIZE_LIMIT)
     errs.push(fieldErrors.tooLong(`${path}.annotations`, TOTAL_ANNOTATION_SIZE_LIMIT));
-  errs.push(...validateOwnerReferences(meta.ownerReferences, `${path}.ownerReferences`));
+  append(errs, validateOwnerReferences(meta.ownerReferences, `${path}.ownerReferences`));
   const finalizers = Array.isArray(meta.finalizers) ? (meta.finalizers as string[]) : [];
   for (const f of finalizers) {
     for (const msg of isQualifiedName(f)) errs.push(fieldErrors.invalid(`${path}.finalizers`, f, msg));

@@ -7,6 +7,7 @@
  * order among sibling properties varies from request to request; here it is the schema's order.
  */
 
+import { append } from '../apimachinery/append.ts';
 import { goQuote, isGoInt, runeCount } from '../apimachinery/go-format.ts';
 import { jsonEqual } from '../apimachinery/json-value.ts';
 import type { Correlation } from './correlation.ts';
@@ -258,7 +259,7 @@ function validateCombinators(
 ): number {
   let count = 0;
   const merge = (r: BranchResult) => {
-    errs.push(...r.errs);
+    append(errs, r.errs);
     count += r.count;
   };
   if (s.anyOf.length > 0) {

@@ -1,5 +1,5 @@
 import { compareGoStrings } from '../apimachinery/go-format.ts';
-import { deepCopyJson } from '../apimachinery/json-value.ts';
+import { deepCopyJson, setKey } from '../apimachinery/json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 /** apiVersion, kind and metadata survive pruning where an object is a resource (pruning/algorithm.go:51). */
@@ -44,7 +44,8 @@ function copyPruned(
     const child = s?.properties?.get(k) ?? s?.additionalProperties;
     if (embedded && s !== undefined && META_FIELDS.has(k)) {
       // Kept unpruned; the root's metadata is replaced by its decoded copy anyway.
-      if (!(v === null && run.dropNulls && dropsNull(child))) out[k] = root && k === 'metadata' ? v : deepCopyJson(v);
+      if (!(v === null && run.dropNulls && dropsNull(child)))
+        setKey(out, k, root && k === 'metadata' ? v : deepCopyJson(v));
       continue;
     }
     if (!child && !keep) {
@@ -53,10 +54,10 @@ function copyPruned(
       continue;
     }
     if (v === null) {
-      if (!(run.dropNulls && dropsNull(child))) out[k] = null;
+      if (!(run.dropNulls && dropsNull(child))) setKey(out, k, null);
       continue;
     }
-    out[k] = typeof v === 'object' ? copyPruned(v, child, joinKey(path, k), false, keep && !child, run) : v;
+    setKey(out, k, typeof v === 'object' ? copyPruned(v, child, joinKey(path, k), false, keep && !child, run) : v);
   }
   return out;
 }

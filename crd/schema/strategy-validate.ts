@@ -6,6 +6,7 @@
  */
 
 import type { CrdTarget, RuleRunner } from '../admission.ts';
+import { append } from '../apimachinery/append.ts';
 import { type FieldError, type FieldErrorType, fieldErrors, NIL_PATH } from '../apimachinery/field-error.ts';
 import type { JsonObject } from '../apimachinery/json-value.ts';
 import { nameIsDnsSubdomain } from '../apimachinery/names.ts';
@@ -45,7 +46,7 @@ export function validate(
   if (!sameKind) {
     // ValidateTypeMeta fails alone; the strategy still walks embedded resources, list types and CEL.
     errors.push(fieldErrors.invalid('kind', object.kind, `must be ${target.kind}`));
-    errors.push(...validateStructure(compiled, object, oldObject, runRules, errors, warnings));
+    append(errors, validateStructure(compiled, object, oldObject, runRules, errors, warnings));
     return { errors, warnings };
   }
   if (oldObject === undefined) {
@@ -57,13 +58,13 @@ export function validate(
       }),
     );
   } else {
-    errors.push(...validateObjectMetaUpdate(metadataOf(object), metadataOf(oldObject), 'metadata'));
+    append(errors, validateObjectMetaUpdate(metadataOf(object), metadataOf(oldObject), 'metadata'));
   }
   const correlation = oldObject ? new Correlation(object, oldObject, compiled.root) : undefined;
-  errors.push(...toFieldErrors(validateAgainstSchema(compiled.root, object, correlation)));
-  errors.push(...validateScaleSpec(object, compiled.scale));
-  errors.push(...validateScaleStatus(object, compiled.scale));
-  errors.push(...validateStructure(compiled, object, oldObject, runRules, errors, warnings));
+  append(errors, toFieldErrors(validateAgainstSchema(compiled.root, object, correlation)));
+  append(errors, validateScaleSpec(object, compiled.scale));
+  append(errors, validateScaleStatus(object, compiled.scale));
+  append(errors, validateStructure(compiled, object, oldObject, runRules, errors, warnings));
   return { errors, warnings };
 }
 
@@ -77,10 +78,10 @@ function validateStructure(
   warnings: string[],
 ): FieldError[] {
   const errors: FieldError[] = [];
-  if (compiled.hasEmbeddedResources) errors.push(...validateEmbeddedResources(object, compiled.root));
+  if (compiled.hasEmbeddedResources) append(errors, validateEmbeddedResources(object, compiled.root));
   if (compiled.hasListTypes) {
     if (!oldObject || validateListSetsAndMaps(compiled.root, oldObject).length === 0) {
-      errors.push(...validateListSetsAndMaps(compiled.root, object));
+      append(errors, validateListSetsAndMaps(compiled.root, object));
     }
   }
   if (compiled.hasCelRules) {
@@ -88,8 +89,8 @@ function validateStructure(
     if (blocked) errors.push(fieldErrors.invalid(NIL_PATH, null, CEL_SKIPPED_DETAIL));
     else {
       const result = runRules(object, oldObject);
-      errors.push(...result.errors);
-      warnings.push(...result.warnings);
+      append(errors, result.errors);
+      append(warnings, result.warnings);
     }
   }
   return errors;

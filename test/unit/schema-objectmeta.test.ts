@@ -177,3 +177,70 @@ describe('schema engine: requests the API server rejects before decoding', () =>
     expect(result.message).to.equal('Other.example.com "a" is invalid: kind: Invalid value: "Other": must be Thing');
   });
 });
+
+describe('schema engine: hostile input is an answer, never an exception', () => {
+  const version = thingVersion({
+    type: 'object',
+    properties: { spec: { type: 'object', properties: { a: { type: 'string' } } } },
+  });
+  const parsed = (json: string) => JSON.parse(json) as unknown;
+
+  it('prototype names in metadata are unknown fields like any other (encoding/json knows no such fields)', () => {
+    const result = admit(
+      version,
+      parsed(
+        '{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"a","__proto__":{"x":1},"constructor":1,"toString":2,"hasOwnProperty":3,"valueOf":4},"spec":{}}',
+      ),
+      TARGET,
+    );
+    expect(result.allowed).to.equal(true);
+    expect(result.warnings).to.deep.equal([
+      'unknown field "metadata.__proto__"',
+      'unknown field "metadata.constructor"',
+      'unknown field "metadata.hasOwnProperty"',
+      'unknown field "metadata.toString"',
+      'unknown field "metadata.valueOf"',
+    ]);
+    const strict = admit(
+      version,
+      parsed('{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"a","constructor":1},"spec":{}}'),
+      { ...TARGET, fieldValidation: 'Strict' },
+    );
+    expect(strict.code).to.equal(400);
+    expect(strict.message).to.equal(
+      'Thing in version "v1" cannot be handled as a Thing: strict decoding error: unknown field "metadata.constructor"',
+    );
+  });
+
+  it('a __proto__ key in the spec or in labels stays an ordinary key', () => {
+    const result = admit(
+      version,
+      parsed(
+        '{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"a","labels":{"__proto__":"x"}},"spec":{"__proto__":{"polluted":true}}}',
+      ),
+      TARGET,
+    );
+    expect(result.warnings).to.deep.equal(['unknown field "spec.__proto__"']);
+    expect(Object.getPrototypeOf(result.object?.spec)).to.equal(Object.prototype);
+    const labels = (result.object?.metadata as { labels: Record<string, string> } | undefined)?.labels ?? {};
+    expect(Object.getOwnPropertyDescriptor(labels, '__proto__')?.value).to.equal('x');
+  });
+
+  it('130,000 unknown fields or finalizers: warnings, not a stack overflow', () => {
+    const spec: Record<string, number> = {};
+    for (let i = 0; i < 130_000; i++) spec[`f${i}`] = i;
+    const result = admit(version, { ...withMeta({ name: 'a' }), spec }, TARGET);
+    expect(result.code).to.equal(200);
+    expect(result.warnings).to.have.length(130_000);
+    const finalizers = Array.from({ length: 130_000 }, (_, i) => `example.com/f${i}`);
+    expect(admit(version, withMeta({ name: 'a', finalizers }), TARGET).code).to.equal(200);
+  });
+
+  it('an old object whose metadata does not decode: a 400 that says so', () => {
+    const result = admit(version, withMeta({ name: 'a' }), { ...TARGET, oldObject: withMeta({ name: 5 }) });
+    expect(result.code).to.equal(400);
+    expect(result.message).to.equal(
+      'the old object cannot be decoded: json: cannot unmarshal number into Go struct field ObjectMeta.name of type string',
+    );
+  });
+});
