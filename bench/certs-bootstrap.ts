@@ -15,17 +15,17 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { buildCrd } from '../api/index.ts';
 import {
+  API_REQUEST_TIMEOUT_MS,
   bootstrap,
   DirectoryStore,
   defaultConfig,
-  HttpKubeApi,
   KubeBundleInjector,
-  loadKubeConfig,
   SecretStore,
-  systemClock,
 } from '../certs/index.ts';
-import { ControlPlane, controlPlaneBinDir } from '../test/support/controlplane.ts';
-import { installCrd } from '../test/support/crds.ts';
+import { ControlPlane, controlPlaneBinDir } from '../devenv/controlplane.ts';
+import { installCrd } from '../devenv/crds.ts';
+import { SystemClock } from '../kube/clock.ts';
+import { connectKubeApi } from '../kube/connect.ts';
 
 const runs = Number(process.argv[2] ?? 10);
 const NS = 'certs-bench';
@@ -34,6 +34,7 @@ const CRD_NAME = `staticsites.${GROUP}`;
 const CONFIG = 'certs-bench-webhook';
 const logger = pino({ level: 'silent' });
 const repoRoot = new URL('../', import.meta.url).pathname;
+const systemClock = new SystemClock();
 
 function stats(ms: number[]) {
   const sorted = [...ms].sort((a, b) => a - b);
@@ -81,7 +82,7 @@ try {
   );
 
   const loadStarted = performance.now();
-  const api = new HttpKubeApi(await loadKubeConfig(cp.kubeconfigPath));
+  const api = await connectKubeApi(cp.kubeconfigPath, { clock: systemClock, requestTimeoutMs: API_REQUEST_TIMEOUT_MS });
   const kubeConfigLoadMs = Math.round(performance.now() - loadStarted);
   const injector = new KubeBundleInjector(api, { webhookConfigs: [CONFIG], crds: [CRD_NAME] });
   const config = defaultConfig('staticsite-webhook', NS, { extraSans: ['127.0.0.1'] });

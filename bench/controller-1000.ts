@@ -11,10 +11,10 @@ import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCrd } from '../api/index.ts';
-import { applyControllerRbac, ControllerProcess } from '../test/support/controller-harness.ts';
 import { ControlPlane, controlPlaneBinDir } from '../devenv/controlplane.ts';
 import { eventually, installCrd } from '../devenv/crds.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
+import { applyControllerRbac, ControllerProcess } from '../test/support/controller-harness.ts';
 
 const SITES = Number(process.argv[2] ?? 1000);
 const WORKERS = Number(process.argv[3] ?? 8);

@@ -12,8 +12,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createSecureContext, type SecureContext } from 'node:tls';
-import { type Listening, startBareHttps, startLoopbackWebhook } from '../test/support/loopback-servers.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
+import { type Listening, startBareHttps, startLoopbackWebhook } from '../test/support/loopback-servers.ts';
 
 const handshakes = Number(process.argv[2] ?? 400);
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../kube/clock.ts';
 import { type CertsConfig, CLOCK_SKEW_MS, DAY_MS } from './config.ts';
 import { CertsError, isCertsError } from './errors.ts';
 import type { BundleInjector, InjectionResult } from './injector.ts';
@@ -61,7 +61,7 @@ export async function bootstrap(config: CertsConfig, deps: BootstrapDeps): Promi
   try {
     const result = await bootstrapOnce(config, deps);
     deps.metrics?.runs.inc({ outcome: 'ok' });
-    deps.metrics?.lastSuccess.set(deps.clock.now().getTime() / 1000);
+    deps.metrics?.lastSuccess.set(deps.clock.now() / 1000);
     return result;
   } catch (error) {
     deps.metrics?.runs.inc({ outcome: isCertsError(error) ? error.code : 'Error' });
@@ -75,7 +75,7 @@ async function bootstrapOnce(config: CertsConfig, deps: BootstrapDeps): Promise<
   const sans = serviceSans(config.service, config.namespace, config.extraSans);
   const actions: BootstrapAction[] = [];
   const [storedCa, storedServing] = await Promise.all([store.loadCa(), store.loadServing()]);
-  const now = clock.now();
+  const now = new Date(clock.now());
 
   // 1. The CA: keep it, or make a new one (first run, due, expired, forced).
   const existing = parseCa(storedCa, store);

@@ -21,6 +21,8 @@ export const CLOCK_SKEW_MS = 5 * 60 * 1000;
  * and this bounds how long a re-created webhook configuration or CRD goes without its caBundle.
  */
 export const DEFAULT_CHECK_INTERVAL_MS = 10 * 60 * 1000;
+/** A call to the API server that gets no answer for this long fails (and --watch retries the pass). */
+export const API_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface CertsConfig {
   /** The webhook Service name and namespace: they make the default SANs. */

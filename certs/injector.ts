@@ -1,5 +1,14 @@
+import type { KubeApi } from '../kube/api-client.ts';
+import { type ApiError, apiErrorOrThrow, isNotFound, statusMessage } from '../kube/api-error.ts';
+import type { KubeObject } from '../kube/objects.ts';
+import type { JsonPatchOperation } from '../kube/patch-types.ts';
+import {
+  CUSTOM_RESOURCE_DEFINITIONS,
+  MUTATING_WEBHOOK_CONFIGURATIONS,
+  type ResourceType,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+} from '../kube/resources.ts';
 import { CertsError } from './errors.ts';
-import { JSON_PATCH, type KubeApi, type KubeResponse, statusMessage } from './kube.ts';
 import { RBAC_FILE } from './secret-store.ts';
 
 export type WebhookKind = 'MutatingWebhookConfiguration' | 'ValidatingWebhookConfiguration';
@@ -26,26 +35,21 @@ export interface InjectionTargets {
   crds: string[];
 }
 
-const WEBHOOK_PATHS: Record<WebhookKind, string> = {
-  MutatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
-  ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+const WEBHOOK_RESOURCES: Record<WebhookKind, ResourceType> = {
+  MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS,
+  ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS,
 };
-const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const MAX_ATTEMPTS = 3;
 
-interface WebhookConfiguration {
-  metadata: { name: string };
+interface WebhookConfiguration extends KubeObject {
   webhooks?: Array<{ name: string; clientConfig?: { caBundle?: string } }>;
 }
 
-interface Crd {
-  metadata: { name: string };
+interface Crd extends KubeObject {
   spec: {
     conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } };
   };
 }
-
-type JsonPatchOp = { op: 'test' | 'add'; path: string; value: unknown };
 
 /** Parses `--webhook-config` values: `NAME`, `mutating/NAME`, `validating/NAME`. */
 export function parseWebhookConfigRef(ref: string): { kinds: WebhookKind[]; name: string } {
@@ -93,9 +97,8 @@ export class KubeBundleInjector implements BundleInjector {
     const { kinds, name } = parseWebhookConfigRef(ref);
     const results: InjectionResult[] = [];
     for (const kind of kinds) {
-      const path = `${WEBHOOK_PATHS[kind]}/${encodeURIComponent(name)}`;
-      const result = await this.patchLoop<WebhookConfiguration>(kind, name, path, (config) => {
-        const ops: JsonPatchOp[] = [];
+      const result = await this.patchLoop<WebhookConfiguration>(WEBHOOK_RESOURCES[kind], name, (config) => {
+        const ops: JsonPatchOperation[] = [];
         const patched: string[] = [];
         const unchanged: string[] = [];
         (config.webhooks ?? []).forEach((webhook, i) => {
@@ -124,8 +127,7 @@ export class KubeBundleInjector implements BundleInjector {
   }
 
   private async injectCrd(name: string, caBundle: string): Promise<InjectionResult> {
-    const path = `${CRD_PATH}/${encodeURIComponent(name)}`;
-    const result = await this.patchLoop<Crd>('CustomResourceDefinition', name, path, (crd) => {
+    const result = await this.patchLoop<Crd>(CUSTOM_RESOURCE_DEFINITIONS, name, (crd) => {
       const conversion = crd.spec.conversion;
       if (conversion?.strategy !== 'Webhook' || !conversion.webhook?.clientConfig) {
         throw new CertsError(
@@ -155,49 +157,57 @@ export class KubeBundleInjector implements BundleInjector {
   }
 
   /** Reads, computes the patch, writes; on a conflict or a failed `test`, reads again. Undefined if absent. */
-  private async patchLoop<T>(
-    kind: string,
+  private async patchLoop<T extends KubeObject>(
+    type: ResourceType,
     name: string,
-    path: string,
-    plan: (object: T) => { ops: JsonPatchOp[]; patched: string[]; unchanged: string[] },
+    plan: (object: T) => { ops: JsonPatchOperation[]; patched: string[]; unchanged: string[] },
   ): Promise<InjectionResult | undefined> {
+    const { kind } = type;
     const object = `${kind}/${name}`;
     for (let attempt = 1; ; attempt++) {
-      const read = await this.api.request<T>('GET', path);
-      if (read.status === 404) return undefined;
-      if (read.status !== 200) throw this.apiError('get', kind, name, read);
-      const { ops, patched, unchanged } = plan(read.body);
+      let current: T;
+      try {
+        current = await this.api.get<T>(type, '', name);
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw this.apiError('get', kind, name, apiErrorOrThrow(error));
+      }
+      const { ops, patched, unchanged } = plan(current);
       if (ops.length === 0) return { object, patched, unchanged };
-      const res = await this.api.request<T>('PATCH', path, ops, JSON_PATCH);
-      if (res.status === 200) return { object, patched, unchanged };
-      // 409: changed under us; 422 "testing value /webhooks/0/name failed": the list was reordered.
-      const retryable =
-        res.status === 409 || (res.status === 422 && /testing value \S+ failed/.test(statusMessage(res)));
-      if (!retryable || attempt >= MAX_ATTEMPTS) throw this.apiError('patch', kind, name, res);
+      try {
+        await this.api.jsonPatch<T>(type, '', name, ops);
+        return { object, patched, unchanged };
+      } catch (error) {
+        const failure = apiErrorOrThrow(error);
+        // 409: changed under us; 422 "testing value /webhooks/0/name failed": the list was reordered.
+        const retryable =
+          failure.code === 409 || (failure.code === 422 && /testing value \S+ failed/.test(statusMessage(failure)));
+        if (!retryable || attempt >= MAX_ATTEMPTS) throw this.apiError('patch', kind, name, failure);
+      }
     }
   }
 
-  private apiError(verb: string, kind: string, name: string, res: KubeResponse): CertsError {
-    const server = statusMessage(res);
-    if (res.status === 403) {
+  private apiError(verb: string, kind: string, name: string, error: ApiError): CertsError {
+    const server = statusMessage(error);
+    if (error.code === 403) {
       return new CertsError(
         'Forbidden',
         `cannot ${verb} ${kind} ${name}: ${server}. Bind the bootstrapper's ServiceAccount to the ClusterRole in ${RBAC_FILE} ` +
           `(get and patch on ${kind === 'CustomResourceDefinition' ? 'customresourcedefinitions' : `${kind.toLowerCase()}s`} with resourceNames [${name}]).`,
       );
     }
-    if (res.status === 404) {
+    if (error.code === 404) {
       return new CertsError(
         'NotFound',
         `cannot ${verb} ${kind} ${name}: ${server}. It was deleted while bootstrap ran; apply it again.`,
       );
     }
-    if (res.status === 409 || (res.status === 422 && /testing value \S+ failed/.test(server))) {
+    if (error.code === 409 || (error.code === 422 && /testing value \S+ failed/.test(server))) {
       return new CertsError(
         'Conflict',
         `cannot ${verb} ${kind} ${name}: ${server}. It kept changing under bootstrap (${MAX_ATTEMPTS} attempts); run bootstrap again.`,
       );
     }
-    return new CertsError('ApiError', `cannot ${verb} ${kind} ${name}: HTTP ${res.status}: ${server}`);
+    return new CertsError('ApiError', `cannot ${verb} ${kind} ${name}: HTTP ${error.code}: ${server}`);
   }
 }

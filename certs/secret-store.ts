@@ -1,5 +1,8 @@
+import type { KubeApi } from '../kube/api-client.ts';
+import { type ApiError, apiErrorOrThrow, isNotFound, statusMessage } from '../kube/api-error.ts';
+import type { KubeObject } from '../kube/objects.ts';
+import { SECRETS } from '../kube/resources.ts';
 import { CertsError } from './errors.ts';
-import { type KubeApi, type KubeResponse, MERGE_PATCH, statusMessage } from './kube.ts';
 import {
   CA_CRT,
   CA_KEY,
@@ -16,8 +19,7 @@ export const CA_SECRET_TYPE = 'Opaque';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'staticsite-certs' };
 export const RBAC_FILE = 'manifests/certs/certs-rbac.yaml';
 
-interface Secret {
-  metadata: { name: string; resourceVersion?: string };
+interface Secret extends KubeObject {
   type?: string;
   data?: Record<string, string>;
 }
@@ -98,20 +100,18 @@ export class SecretStore implements CertStore {
     });
   }
 
-  private path(name?: string): string {
-    const base = `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/secrets`;
-    return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
-  }
-
   /** The decoded data of a Secret, or undefined if it does not exist. */
   private async load(name: string, type: string): Promise<Record<string, string> | undefined> {
-    const res = await this.api.request<Secret>('GET', this.path(name));
-    if (res.status === 404) {
-      this.snapshots.set(name, null);
-      return undefined;
+    let secret: Secret;
+    try {
+      secret = await this.api.get<Secret>(SECRETS, this.namespace, name);
+    } catch (error) {
+      if (isNotFound(error)) {
+        this.snapshots.set(name, null);
+        return undefined;
+      }
+      throw this.apiError('get', name, apiErrorOrThrow(error));
     }
-    if (res.status !== 200) throw this.apiError('get', name, res);
-    const secret = res.body;
     const actual = secret.type ?? 'Opaque';
     if (actual !== type) {
       throw new CertsError(
@@ -132,16 +132,20 @@ export class SecretStore implements CertStore {
     const snapshot = this.snapshots.get(name);
     const encoded = Object.fromEntries(Object.entries(wanted).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
     if (!snapshot) {
-      const res = await this.api.request<Secret>('POST', this.path(), {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name, namespace: this.namespace, labels: MANAGED_BY },
-        type,
-        data: encoded,
-      });
-      if (res.status !== 201) throw this.apiError('create', name, res);
+      let created: Secret;
+      try {
+        created = await this.api.create<Secret>(SECRETS, this.namespace, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, namespace: this.namespace, labels: MANAGED_BY },
+          type,
+          data: encoded,
+        });
+      } catch (error) {
+        throw this.apiError('create', name, apiErrorOrThrow(error));
+      }
       this.snapshots.set(name, {
-        ...optional('resourceVersion', res.body.metadata.resourceVersion),
+        ...optional('resourceVersion', created.metadata.resourceVersion),
         data: { ...wanted },
       });
       return true;
@@ -152,39 +156,43 @@ export class SecretStore implements CertStore {
       metadata: { resourceVersion: snapshot.resourceVersion },
       data: Object.fromEntries(changed.map((k) => [k, encoded[k]])),
     };
-    const res = await this.api.request<Secret>('PATCH', this.path(name), patch, MERGE_PATCH);
-    if (res.status !== 200) throw this.apiError('patch', name, res);
+    let patched: Secret;
+    try {
+      patched = await this.api.mergePatch<Secret>(SECRETS, this.namespace, name, patch);
+    } catch (error) {
+      throw this.apiError('patch', name, apiErrorOrThrow(error));
+    }
     this.snapshots.set(name, {
-      ...optional('resourceVersion', res.body.metadata.resourceVersion),
+      ...optional('resourceVersion', patched.metadata.resourceVersion),
       data: { ...snapshot.data, ...wanted },
     });
     return true;
   }
 
-  private apiError(verb: string, name: string, res: KubeResponse): CertsError {
-    const server = statusMessage(res);
+  private apiError(verb: string, name: string, error: ApiError): CertsError {
+    const server = statusMessage(error);
     const object = this.object(name);
     this.snapshots.delete(name);
-    if (res.status === 403) {
+    if (error.code === 403) {
       return new CertsError(
         'Forbidden',
         `cannot ${verb} ${object}: ${server}. Bind the bootstrapper's ServiceAccount to the Role in ${RBAC_FILE} ` +
           `(get and patch on Secrets ${this.servingName} and ${this.caName}, create on Secrets, in namespace ${this.namespace}).`,
       );
     }
-    if (res.status === 409) {
+    if (error.code === 409) {
       return new CertsError(
         'Conflict',
         `cannot ${verb} ${object}: ${server}. Another writer changed it at the same time; run bootstrap again (--watch retries by itself).`,
       );
     }
-    if (res.status === 404) {
+    if (error.code === 404) {
       return new CertsError(
         'NotFound',
         `cannot ${verb} ${object}: ${server}. Create namespace ${this.namespace} first, or pass the right --namespace.`,
       );
     }
-    return new CertsError('ApiError', `cannot ${verb} ${object}: HTTP ${res.status}: ${server}`);
+    return new CertsError('ApiError', `cannot ${verb} ${object}: HTTP ${error.code}: ${server}`);
   }
 }
 

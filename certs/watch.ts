@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
+import { type Clock, sleep } from '../kube/clock.ts';
 import type { BootstrapResult } from './bootstrap.ts';
-import type { Clock, Sleep } from './clock.ts';
 import { DEFAULT_CHECK_INTERVAL_MS } from './config.ts';
 import { isCertsError } from './errors.ts';
 
 export interface WatchOptions {
+  /** Reads the time and sleeps between passes. */
   clock: Clock;
-  sleep: Sleep;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Stops the loop (after the current pass). */
   signal: AbortSignal;
@@ -35,7 +35,7 @@ export async function watch(pass: () => Promise<BootstrapResult>, options: Watch
     try {
       const result = await pass();
       failures = 0;
-      const untilDue = result.nextDue.getTime() - options.clock.now().getTime();
+      const untilDue = result.nextDue.getTime() - options.clock.now();
       delayMs = Math.max(minDelay, Math.min(interval, untilDue));
       options.onPass?.({ result, delayMs });
     } catch (error) {
@@ -54,7 +54,7 @@ export async function watch(pass: () => Promise<BootstrapResult>, options: Watch
       options.onPass?.({ error, delayMs });
     }
     if (options.signal.aborted) break;
-    await options.sleep(delayMs, options.signal);
+    await sleep(options.clock, delayMs, options.signal);
   }
   options.logger.info({ event: 'watch-stopped' }, 'stopped watching certificates');
 }

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { DestinationStream } from 'pino';
-import type { CertStore, Clock, KubeApi, Sleep } from '../certs/index.ts';
+import type { CertStore } from '../certs/index.ts';
+import type { KubeApi } from '../kube/api-client.ts';
+import type { Clock } from '../kube/clock.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const certsUsage =
@@ -10,24 +12,32 @@ export const certsUsage =
 
 /** What the command needs from the outside world; tests replace any of it. */
 export interface CertsCommandDeps {
+  /** Reads the time and sleeps between --watch passes. */
   clock: Clock;
-  sleep: Sleep;
   /** Aborts --watch. Default: SIGTERM or SIGINT. */
   signal?: AbortSignal;
-  /** Builds the API client. Default: @kubernetes/client-node's KubeConfig (file, $KUBECONFIG, in-cluster). */
+  /** Builds the API client. Default: kube/connect.ts (--kubeconfig, in-cluster, $KUBECONFIG, ~/.kube/config). */
   kubeApi: (kubeconfig: string | undefined) => Promise<KubeApi>;
   generateKey?: (bits: number) => Promise<string>;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The real clock, timers and API server. Loaded on first use, so other commands do not pay for certs/. */
+/**
+ * The real clock and API server, loaded on first use so other commands do not pay for them; the
+ * slow @kubernetes/client-node loads only when a run talks to a cluster (kube/connect.ts).
+ */
 async function defaultDeps(): Promise<CertsCommandDeps> {
-  const { systemClock, realSleep, HttpKubeApi, loadKubeConfig } = await import('../certs/index.ts');
+  const [{ API_REQUEST_TIMEOUT_MS }, { SystemClock }, { connectKubeApi }] = await Promise.all([
+    import('../certs/config.ts'),
+    import('../kube/clock.ts'),
+    import('../kube/connect.ts'),
+  ]);
+  // Between --watch passes the sleep may be all that keeps the process alive: its timers stay ref'd.
+  const clock = new SystemClock({ unrefTimers: false });
   return {
-    clock: systemClock,
-    sleep: realSleep,
-    kubeApi: async (kubeconfig) => new HttpKubeApi(await loadKubeConfig(kubeconfig)),
+    clock,
+    kubeApi: (kubeconfig) => connectKubeApi(kubeconfig, { clock, requestTimeoutMs: API_REQUEST_TIMEOUT_MS }),
   };
 }
 
@@ -93,7 +103,6 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
     KubeBundleInjector,
     PassStatus,
     SecretStore,
-    serveStatus,
     watch,
   } = await import('../certs/index.ts');
   const { default: pino } = await import('pino');
@@ -163,8 +172,14 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   let first = true;
   const signal = deps.signal ?? processSignal();
   const status = new PassStatus();
-  const server =
-    metricsPort === undefined ? undefined : await serveStatus({ registry, status, port: metricsPort, logger });
+  let server: { close(): Promise<void> } | undefined;
+  if (metricsPort !== undefined) {
+    const { ProbesServer } = await import('../kube/probes-server.ts');
+    const probes = new ProbesServer({ ready: [status], registry, logger });
+    const port = await probes.listen(metricsPort);
+    server = probes;
+    logger.info({ event: 'status-listening', port }, 'serving /metrics, /healthz, /livez and /readyz');
+  }
   try {
     await watch(
       () => {
@@ -174,15 +189,15 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
       },
       {
         clock: deps.clock,
-        sleep: deps.sleep,
         logger,
         signal,
         checkIntervalMs,
-        onPass: ({ error }) => (error === undefined ? status.succeeded(deps.clock.now()) : status.failed(error)),
+        onPass: ({ error }) =>
+          error === undefined ? status.succeeded(new Date(deps.clock.now())) : status.failed(error),
       },
     );
   } finally {
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await server?.close();
   }
   return 0;
 }

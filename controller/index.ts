@@ -1,12 +1,14 @@
 export { KubeApi } from '../kube/api-client.ts';
 export { type Clock, SystemClock } from '../kube/clock.ts';
 export { inClusterNamespace, loadKubeConfig } from '../kube/kube-config.ts';
+export { type Check, type CheckResult, ProbesServer } from '../kube/probes-server.ts';
 export { TokenBucket } from '../kube/token-bucket.ts';
 export { HttpsTransport } from '../kube/transport.ts';
+export { Controller, type Reconciler } from './controller.ts';
 export { parseDuration } from './duration.ts';
+export { EventHandlers } from './event-handlers.ts';
 export { ControllerManager, LEASE_NAME, type ManagerConfig, type RunEnd } from './manager.ts';
 export { ApiEventRecorder, type EventRecorder, MemoryEventRecorder } from './observability/events.ts';
-export { HealthServer } from './observability/health-server.ts';
 export { createLogger, type Logger, silentLogger } from './observability/logger.ts';
 export { ControllerMetrics } from './observability/metrics.ts';
 export { FileRecordStore } from './records/file-record-store.ts';

@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { StaticSiteV1 } from '../api/index.ts';
+import { STATICSITES, type StaticSiteV1 } from '../api/index.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import { errorMessage } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
-import { type ChangeType, Informer } from '../kube/informer.ts';
-import { type ConfigMap, type Deployment, type KubeObject, objectKey, type Service } from '../kube/objects.ts';
-import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES, STATICSITES } from '../kube/resources.ts';
-import { EchoFilter } from './echo-filter.ts';
+import { Informer } from '../kube/informer.ts';
+import type { ConfigMap, Deployment, KubeObject, Service } from '../kube/objects.ts';
+import { type Check, PING } from '../kube/probes-server.ts';
+import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES } from '../kube/resources.ts';
+import { Controller } from './controller.ts';
+import { EventHandlers } from './event-handlers.ts';
 import { LeaseElector } from './leader/lease-elector.ts';
 import type { EventRecorder } from './observability/events.ts';
-import type { Check } from './observability/health-server.ts';
 import type { Logger } from './observability/logger.ts';
 import type { ControllerMetrics } from './observability/metrics.ts';
-import { defaultControllerRateLimiter, type RateLimiter } from './queue/rate-limiter.ts';
-import { WorkQueue } from './queue/work-queue.ts';
-import { INSTANCE_LABEL, MANAGED_SELECTOR } from './reconcile/children.ts';
-import { ownerKey } from './reconcile/ownership.ts';
+import type { RateLimiter } from './queue/rate-limiter.ts';
+import type { WorkQueue } from './queue/work-queue.ts';
+import { MANAGED_SELECTOR } from './reconcile/children.ts';
 import { type ReconcilerConfig, SiteReconciler } from './reconcile/reconciler.ts';
 import type { RecordStore } from './records/record-store.ts';
 
@@ -60,12 +60,16 @@ export interface ManagerDeps {
 export type RunEnd = 'stopped' | 'leadership-lost';
 
 /**
- * Wires the StaticSite controller: informers for sites and for the labelled children (a child event
- * enqueues its owner), the work queue and N workers running the reconciler, periodic resync,
- * leader election, readiness, and an orderly shutdown.
+ * The controller process's manager, after controller-runtime's: it owns the informers (sites, and
+ * the labelled children), leader election, the periodic resync, the liveness and readiness checks
+ * and an orderly shutdown, and wires the event handlers (informer events -> queue keys) to the
+ * controller (the queue and its workers running the reconciler).
  */
 export class ControllerManager {
   readonly identity: string;
+  readonly controller: Controller;
+  readonly handlers: EventHandlers;
+  /** The controller's work queue. */
   readonly queue: WorkQueue;
   readonly sites: Informer<StaticSiteV1>;
   readonly configMaps: Informer<ConfigMap>;
@@ -74,9 +78,6 @@ export class ControllerManager {
   readonly elector: LeaseElector | undefined;
   private readonly deps: ManagerDeps;
   private readonly config: ManagerConfig;
-  private readonly reconciler: SiteReconciler;
-  private readonly echoes = new EchoFilter();
-  private workersRunning = false;
   private fatal: string | undefined;
 
   constructor(deps: ManagerDeps, config: ManagerConfig) {
@@ -84,7 +85,6 @@ export class ControllerManager {
     this.config = config;
     this.identity = config.identity ?? `${hostname()}_${randomUUID()}`;
     const { api, clock, logger, metrics } = deps;
-    this.queue = new WorkQueue(clock, deps.rateLimiter ?? defaultControllerRateLimiter(), metrics.queueObserver());
     const informer = <T extends KubeObject>(type: ResourceType, labelSelector?: string) =>
       new Informer<T>({
         name: type.plural,
@@ -103,12 +103,7 @@ export class ControllerManager {
     this.services = informer<Service>(SERVICES, MANAGED_SELECTOR);
     metrics.watchInformers(() => this.informers().map((i) => i.health()));
 
-    this.sites.onChange((type, site) => this.onSiteChange(type, site));
-    this.configMaps.onChange((type, object) => this.onChildChange('ConfigMap', type, object));
-    this.deployments.onChange((type, object) => this.onChildChange('Deployment', type, object));
-    this.services.onChange((type, object) => this.onChildChange('Service', type, object));
-
-    this.reconciler = new SiteReconciler({
+    const reconciler = new SiteReconciler({
       api,
       caches: { configMaps: this.configMaps, deployments: this.deployments, services: this.services },
       records: deps.records,
@@ -116,7 +111,19 @@ export class ControllerManager {
       clock,
       logger,
       config,
-      wrote: (kind, object) => this.echoes.wrote(kind, object),
+      wrote: (kind, object) => this.handlers.wrote(kind, object),
+    });
+    this.controller = new Controller(
+      { reconciler, clock, logger, metrics, rateLimiter: deps.rateLimiter },
+      { workers: config.workers, shutdownGraceMs: config.shutdownGraceMs },
+    );
+    this.queue = this.controller.queue;
+    this.handlers = new EventHandlers(this.queue);
+    this.handlers.register({
+      sites: this.sites,
+      configMaps: this.configMaps,
+      deployments: this.deployments,
+      services: this.services,
     });
 
     if (config.leaderElection) {
@@ -141,52 +148,33 @@ export class ControllerManager {
   }
 
   isLeader(): boolean {
-    return this.elector ? this.elector.isLeader() : this.workersRunning;
+    return this.elector ? this.elector.isLeader() : this.controller.running;
   }
 
-  /** /healthz: the process and its loops are alive. */
-  liveness(): Check {
-    return this.fatal
-      ? { ok: false, lines: [`[-]controller failed: ${this.fatal}`] }
-      : { ok: true, lines: ['[+]ping ok'] };
+  /** /healthz and /livez: the process and its loops are alive. */
+  liveness(): Check[] {
+    return [
+      PING,
+      {
+        name: 'controller',
+        check: () => (this.fatal === undefined ? { ok: true } : { ok: false, reason: this.fatal }),
+      },
+    ];
   }
 
   /** /readyz: every informer has synced and no watch has been down longer than the threshold. */
-  readiness(): Check {
-    let ok = true;
-    const lines: string[] = [];
-    for (const h of this.informers().map((i) => i.health())) {
-      if (!h.synced) {
-        ok = false;
-        lines.push(`[-]informer-${h.name} failed: not synced`);
-      } else if (h.downForMs > this.config.watchDownThresholdMs) {
-        ok = false;
-        lines.push(`[-]informer-${h.name} failed: watch down for ${Math.round(h.downForMs / 1000)}s`);
-      } else {
-        lines.push(`[+]informer-${h.name} ok`);
-      }
-    }
-    return { ok, lines };
-  }
-
-  private onSiteChange(type: ChangeType, site: StaticSiteV1): void {
-    if (type === 'delete') {
-      this.echoes.forget('StaticSite', site);
-    } else if (this.echoes.isEcho('StaticSite', site)) {
-      return;
-    }
-    this.queue.add(objectKey(site));
-  }
-
-  private onChildChange(kind: string, type: ChangeType, object: KubeObject): void {
-    if (type === 'delete') this.echoes.forget(kind, object);
-    else if (this.echoes.isEcho(kind, object)) return;
-    const key =
-      ownerKey(object) ??
-      (object.metadata.labels?.[INSTANCE_LABEL] && object.metadata.namespace
-        ? `${object.metadata.namespace}/${object.metadata.labels[INSTANCE_LABEL]}`
-        : undefined);
-    if (key) this.queue.add(key);
+  readiness(): Check[] {
+    return this.informers().map((informer) => ({
+      name: `informer-${informer.name}`,
+      check: () => {
+        const h = informer.health();
+        if (!h.synced) return { ok: false, reason: 'not synced' };
+        if (h.downForMs > this.config.watchDownThresholdMs) {
+          return { ok: false, reason: `watch down for ${Math.round(h.downForMs / 1000)}s` };
+        }
+        return { ok: true };
+      },
+    }));
   }
 
   /** Runs until `stop` aborts (-> 'stopped') or leadership is lost (-> 'leadership-lost'). */
@@ -196,16 +184,16 @@ export class ControllerManager {
     let end: RunEnd = 'stopped';
     try {
       if (this.elector) {
-        const outcome = await this.elector.run(stop, (leading) => this.runWorkers(leading));
+        const outcome = await this.elector.run(stop, (leading) => this.lead(leading));
         if (outcome === 'lost') end = 'leadership-lost';
       } else {
-        await this.runWorkers(stop);
+        await this.lead(stop);
       }
     } catch (error) {
       this.fatal = errorMessage(error);
       throw error;
     } finally {
-      this.queue.shutDown();
+      this.controller.shutDown();
       await Promise.all(this.informers().map((i) => i.stop()));
       logger.info({ end }, 'controller stopped');
     }
@@ -213,68 +201,32 @@ export class ControllerManager {
   }
 
   /**
-   * Workers take keys while `active` is not aborted. When it aborts, no new key is handed out; an
-   * in-flight reconcile may finish within the shutdown grace period, except after a lost lease
-   * (abort reason 'lost'), when its requests are cancelled at once.
+   * While `active` is not aborted (this replica leads): waits for the caches, queues every site,
+   * runs the controller's workers and the periodic resync. See Controller.run for how an abort
+   * ends the workers.
    */
-  private async runWorkers(active: AbortSignal): Promise<void> {
-    const { clock, logger } = this.deps;
-    const hard = new AbortController();
-    const onAbort = () => {
-      this.queue.shutDown();
-      if (active.reason === 'lost') hard.abort();
-      else clock.setTimeout(() => hard.abort(), this.config.shutdownGraceMs);
-    };
+  private async lead(active: AbortSignal): Promise<void> {
     await Promise.race([
       Promise.all(this.informers().map((i) => i.waitForSync())),
       new Promise<void>((resolve) => active.addEventListener('abort', () => resolve(), { once: true })),
     ]);
     if (active.aborted) return;
-    active.addEventListener('abort', onAbort, { once: true });
-    this.workersRunning = true;
-    logger.info({ workers: this.config.workers, identity: this.identity }, 'caches synced; starting workers');
-    for (const key of this.sites.keys()) this.queue.add(key);
+    this.deps.logger.info({ workers: this.config.workers, identity: this.identity }, 'caches synced; starting workers');
+    this.enqueueAllSites();
     const resync = this.config.resyncPeriodMs > 0 ? this.resyncLoop(active) : Promise.resolve();
-    const loops = Array.from({ length: Math.max(1, this.config.workers) }, () => this.worker(hard.signal));
-    await Promise.all(loops);
-    await this.queue.drain();
+    await this.controller.run(active);
     await resync;
-    this.workersRunning = false;
-    hard.abort();
+  }
+
+  private enqueueAllSites(): void {
+    for (const key of this.sites.keys()) this.queue.add(key);
   }
 
   private async resyncLoop(active: AbortSignal): Promise<void> {
     while (!active.aborted) {
       await sleep(this.deps.clock, this.config.resyncPeriodMs, active);
       if (active.aborted) return;
-      for (const key of this.sites.keys()) this.queue.add(key);
-    }
-  }
-
-  private async worker(active: AbortSignal): Promise<void> {
-    const { clock, logger, metrics } = this.deps;
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      const started = clock.now();
-      try {
-        const result = await this.reconciler.reconcile(key, active);
-        this.queue.forget(key);
-        if (result.requeueAfterMs !== undefined) {
-          this.queue.addAfter(key, result.requeueAfterMs);
-          metrics.reconciled('requeue_after', (clock.now() - started) / 1000);
-        } else {
-          metrics.reconciled('success', (clock.now() - started) / 1000);
-        }
-      } catch (error) {
-        metrics.reconciled('error', (clock.now() - started) / 1000);
-        if (!active.aborted) {
-          const delay = this.queue.addRateLimited(key);
-          logger.warn({ site: key, err: errorMessage(error), retryInMs: delay }, 'reconcile failed; will retry');
-        }
-      } finally {
-        this.queue.done(key);
-      }
+      this.enqueueAllSites();
     }
   }
 }

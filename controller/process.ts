@@ -2,11 +2,11 @@ import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
 import { inClusterNamespace, loadKubeConfig } from '../kube/kube-config.ts';
+import { ProbesServer } from '../kube/probes-server.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
 import { ControllerManager, type ManagerConfig, type RunEnd } from './manager.ts';
 import { ApiEventRecorder } from './observability/events.ts';
-import { HealthServer } from './observability/health-server.ts';
 import type { Logger } from './observability/logger.ts';
 import { ControllerMetrics } from './observability/metrics.ts';
 import { FileRecordStore } from './records/file-record-store.ts';
@@ -41,7 +41,7 @@ export interface RunningController {
   stop(): void;
 }
 
-/** Builds the whole controller process from options: API client, stores, manager and the health server. */
+/** Builds the whole controller process from options: API client, stores, manager and the probes server. */
 export async function startController(options: ControllerProcessOptions, logger: Logger): Promise<RunningController> {
   const clock = new SystemClock();
   const kubeConfig = loadKubeConfig(options.kubeconfig);
@@ -91,12 +91,13 @@ export async function startController(options: ControllerProcessOptions, logger:
     { api, clock, logger, metrics, records: new FileRecordStore(options.recordsDir), events },
     config,
   );
-  const health = new HealthServer({
-    live: () => manager.liveness(),
-    ready: () => manager.readiness(),
+  const probes = new ProbesServer({
+    live: manager.liveness(),
+    ready: manager.readiness(),
     registry: metrics.registry,
+    logger,
   });
-  const metricsPort = await health.listen(options.metricsPort, options.metricsBindAddress);
+  const metricsPort = await probes.listen(options.metricsPort, options.metricsBindAddress);
   logger.info(
     {
       namespace: options.namespace || '(all)',
@@ -113,7 +114,7 @@ export async function startController(options: ControllerProcessOptions, logger:
       return await manager.run(stopper.signal);
     } finally {
       await events.flush();
-      await health.close();
+      await probes.close();
       transport.close();
       eventTransport.close();
     }

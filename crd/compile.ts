@@ -1,10 +1,12 @@
 import type { CustomResourceDefinition } from '../api/crd.ts';
 import type { CrdTarget, RuleRunner } from './admission.ts';
 import { invalidMessage } from './apimachinery/field-error.ts';
+import { jsonEqual } from './apimachinery/json-value.ts';
 import { type CompiledRules, compileRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';
 import { type CompiledSchema, compileSchema } from './schema/compile.ts';
+import { invalidPatterns } from './schema/pattern-check.ts';
 
 /**
  * One served version of a CRD, compiled once: its structural schema and its CEL rules together.
@@ -31,6 +33,16 @@ export interface CompileCrdOptions {
 const CRD_KIND = 'CustomResourceDefinition.apiextensions.k8s.io';
 
 /**
+ * Where the API server reports errors in a version's schema: the internal CRD holds one top-level
+ * `spec.validation` when every version has the same schema (the v1 -> internal conversion hoists it).
+ */
+function schemaPath(versions: CustomResourceDefinition['spec']['versions'], index: number): string {
+  const first = versions[0]?.schema?.openAPIV3Schema;
+  const shared = versions.every((v) => v.schema?.openAPIV3Schema && jsonEqual(v.schema.openAPIV3Schema, first));
+  return shared ? 'spec.validation.openAPIV3Schema' : `spec.versions[${index}].schema.openAPIV3Schema`;
+}
+
+/**
  * Compiles one version of a CRD (the storage version when none is named): the structural schema
  * and every x-kubernetes-validations rule. Rules that do not compile throw a CrdVersionError with
  * the message kube-apiserver gives when the CRD itself is written.
@@ -55,7 +67,12 @@ export function compileCrdVersion(
   if (!openAPIV3Schema) {
     throw new CrdVersionError(`CRD ${crd.metadata?.name} version ${chosen.name} has no openAPIV3Schema`);
   }
-  const basePath = `spec.versions[${Math.max(index, 0)}].schema.openAPIV3Schema`;
+  const basePath = schemaPath(versions, Math.max(index, 0));
+  // Structural-schema errors first: with any of them the API server does not compile the rules.
+  const patternErrors = invalidPatterns(openAPIV3Schema, basePath);
+  if (patternErrors.length > 0) {
+    throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', patternErrors));
+  }
   const { compiled: rules, errors } = compileRules(openAPIV3Schema, {
     basePath,
     ...(options.environment && { environment: options.environment }),

@@ -1,5 +1,6 @@
 import { ApiError } from './api-error.ts';
 import type { KubeList, KubeObject, KubeStatus } from './objects.ts';
+import { JSON_PATCH_CONTENT_TYPE, type JsonPatchOperation, MERGE_PATCH_CONTENT_TYPE } from './patch-types.ts';
 import { collectionPath, objectPath, type ResourceType } from './resources.ts';
 import type { KubeTransport, Query, TransportStream } from './transport.ts';
 
@@ -9,8 +10,9 @@ export interface CallOptions {
 }
 
 /**
- * The API calls the controller makes, as JSON. Every non-2xx answer becomes an ApiError carrying the
- * server's Status, so callers branch on codes and reasons, never on message text.
+ * The API calls the controller, the webhook's informer and the cert bootstrapper make, as JSON.
+ * Every non-2xx answer becomes an ApiError carrying the server's Status, so callers branch on codes
+ * and reasons, never on message text.
  */
 export class KubeApi {
   readonly transport: KubeTransport;
@@ -71,7 +73,20 @@ export class KubeApi {
   ): Promise<T> {
     return this.call<T>('PATCH', objectPath(type, namespace, name), patch, undefined, {
       ...options,
-      contentType: 'application/merge-patch+json',
+      contentType: MERGE_PATCH_CONTENT_TYPE,
+    });
+  }
+
+  jsonPatch<T extends KubeObject>(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    operations: JsonPatchOperation[],
+    options?: CallOptions,
+  ): Promise<T> {
+    return this.call<T>('PATCH', objectPath(type, namespace, name), operations, undefined, {
+      ...options,
+      contentType: JSON_PATCH_CONTENT_TYPE,
     });
   }
 

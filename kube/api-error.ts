@@ -38,6 +38,17 @@ export function isGone(error: unknown): boolean {
   return error instanceof ApiError && error.code === 410;
 }
 
+/** `error` when the server answered with a failure; anything else (a network failure, an abort) is thrown on. */
+export function apiErrorOrThrow(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  throw error;
+}
+
+/** The server's own words for a failed call (its Status message, or the start of the body), else `HTTP <code>`. */
+export function statusMessage(error: ApiError): string {
+  return error.serverMessage || `HTTP ${error.code}`;
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

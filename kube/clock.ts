@@ -1,4 +1,4 @@
-/** Time as the controller sees it: injected so tests drive timers and backoff without waiting. */
+/** Time as the operator's components see it: injected so tests drive timers and backoff without waiting. */
 export interface Clock {
   now(): number;
   setTimeout(callback: () => void, ms: number): TimerHandle;
@@ -9,10 +9,26 @@ export interface TimerHandle {
   readonly id: number;
 }
 
-/** The wall clock and Node's timers; timers are unref'd so they never hold the process open. */
+/** Node fires a longer timeout at once (with a warning); a longer wait is cut to this. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+export interface SystemClockOptions {
+  /**
+   * Unref each timer, so a pending timer never holds the process open (the default). A process
+   * whose only pending work may be a sleep (the cert bootstrapper's --watch loop) sets this false.
+   */
+  unrefTimers?: boolean;
+}
+
+/** The wall clock and Node's timers; by default timers are unref'd so they never hold the process open. */
 export class SystemClock implements Clock {
   private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly unrefTimers: boolean;
   private next = 1;
+
+  constructor(options: SystemClockOptions = {}) {
+    this.unrefTimers = options.unrefTimers ?? true;
+  }
 
   now(): number {
     return Date.now();
@@ -25,9 +41,9 @@ export class SystemClock implements Clock {
         this.timers.delete(id);
         callback();
       },
-      Math.max(0, ms),
+      Math.min(Math.max(0, ms), MAX_TIMEOUT_MS),
     );
-    timer.unref();
+    if (this.unrefTimers) timer.unref();
     this.timers.set(id, timer);
     return { id };
   }

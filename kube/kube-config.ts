@@ -1,3 +1,5 @@
+// Importing this module loads @kubernetes/client-node (about 1.7 s): code that may never talk to a
+// cluster imports it lazily, as connect.ts does.
 import { KubeConfig } from '@kubernetes/client-node';
 
 /**

@@ -1,4 +1,29 @@
-import type { ObjectMeta } from '../api/index.ts';
+/** metav1.ObjectMeta: the fields this project reads and writes. Unknown keys pass through. */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  [key: string]: unknown;
+}
+
+/** metav1.OwnerReference. */
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
 
 /** Any Kubernetes object as JSON: the controller keeps every field it does not know. */
 export interface KubeObject {

@@ -1,5 +1,3 @@
-import { GROUP, PLURAL, VERSION_V1 } from '../api/index.ts';
-
 /** One REST resource: where it lives and what it is called. */
 export interface ResourceType {
   group: string;
@@ -9,13 +7,6 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
-export const STATICSITES: ResourceType = {
-  group: GROUP,
-  version: VERSION_V1,
-  plural: PLURAL,
-  kind: 'StaticSite',
-  namespaced: true,
-};
 export const CONFIGMAPS: ResourceType = {
   group: '',
   version: 'v1',
@@ -44,6 +35,29 @@ export const LEASES: ResourceType = {
   plural: 'leases',
   kind: 'Lease',
   namespaced: true,
+};
+
+export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
+export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'mutatingwebhookconfigurations',
+  kind: 'MutatingWebhookConfiguration',
+  namespaced: false,
+};
+export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'validatingwebhookconfigurations',
+  kind: 'ValidatingWebhookConfiguration',
+  namespaced: false,
+};
+export const CUSTOM_RESOURCE_DEFINITIONS: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
 };
 
 export function apiVersionOf(type: ResourceType): string {

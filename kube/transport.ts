@@ -52,6 +52,11 @@ export interface HttpsTransportOptions {
   maxSockets?: number;
   /** How long authentication headers are reused before the kubeconfig is asked again (token rotation). */
   authRefreshMs?: number;
+  /**
+   * A request (never a watch) whose connection stays silent this long fails with `no answer within`.
+   * Default: no limit.
+   */
+  requestTimeoutMs?: number;
 }
 
 export function queryString(query: Query | undefined): string {
@@ -118,7 +123,12 @@ export class HttpsTransport implements KubeTransport {
     return headers;
   }
 
-  private async open(method: string, path: string, options: TransportRequest): Promise<IncomingMessage> {
+  private async open(
+    method: string,
+    path: string,
+    options: TransportRequest,
+    timeoutMs?: number,
+  ): Promise<IncomingMessage> {
     if (!options.unthrottled) await this.options.throttle?.acquire(options.signal);
     const url = new URL(path + queryString(options.query), this.server);
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -129,7 +139,11 @@ export class HttpsTransport implements KubeTransport {
     };
     const send = this.server.protocol === 'http:' ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {
-      const req = send(url, { method, agent: this.agent, headers, signal: options.signal }, resolve);
+      const timeout = timeoutMs === undefined ? {} : { timeout: timeoutMs };
+      const req = send(url, { method, agent: this.agent, headers, signal: options.signal, ...timeout }, resolve);
+      if (timeoutMs !== undefined) {
+        req.on('timeout', () => req.destroy(new Error(`${method} ${url.href}: no answer within ${timeoutMs} ms`)));
+      }
       req.on('error', reject);
       req.end(payload);
     });
@@ -139,7 +153,7 @@ export class HttpsTransport implements KubeTransport {
     const started = this.options.clock.now();
     let code = 0;
     try {
-      const res = await this.open(method, path, options);
+      const res = await this.open(method, path, options, this.options.requestTimeoutMs);
       code = res.statusCode ?? 0;
       res.on('error', () => {});
       const chunks: Buffer[] = [];

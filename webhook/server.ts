@@ -1,8 +1,8 @@
 import { once } from 'node:events';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { ProbesServer } from '../kube/probes-server.ts';
 import type { HostnameIndex } from './admission/hostname-index.ts';
 import { createMutator } from './admission/mutate.ts';
 import { SiteSchemas } from './admission/site-schemas.ts';
@@ -41,23 +41,27 @@ export interface RunningWebhook {
   port: number;
   metricsPort: number;
   metrics: WebhookMetrics;
-  readiness(): Readiness;
+  /** The /readyz checks (kube/probes-server.ts). */
+  readiness: Readiness;
   /** Stop accepting, finish in-flight requests, close. */
   close(): Promise<void>;
 }
+
+const STANDALONE_NOTE = 'standalone: no cluster access, the unique-hostname rule is off';
+const NOT_SYNCED_NOTE = 'StaticSite cache not synced yet';
 
 function tlsOptions(credentials: ServingCredentials) {
   // Node's https server speaks HTTP/1.1 only: no HTTP/2 (CVE-2023-44487) without opting in.
   return { cert: credentials.certPem, key: credentials.keyPem, minVersion: 'TLSv1.2' as const };
 }
 
-async function listen(server: HttpServer | HttpsServer, port: number, host: string | undefined): Promise<number> {
+async function listen(server: HttpsServer, port: number, host: string | undefined): Promise<number> {
   server.listen(port, host);
   await once(server, 'listening');
   return (server.address() as AddressInfo).port;
 }
 
-/** Starts the HTTPS webhook and the plain-HTTP metrics/health listener. */
+/** Starts the HTTPS webhook and the plain-HTTP probes and metrics listener. */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhook> {
   const { logger } = options;
   const fs = options.fs ?? (await import('node:fs/promises'));
@@ -67,16 +71,17 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   const schemas = new SiteSchemas();
   const hostnames = options.hostnames;
-  const readiness = (): Readiness => {
-    const notes: string[] = [];
-    let ready = true;
-    if (hostnames && !hostnames.index.synced) {
-      ready = false;
-      notes.push('StaticSite cache not synced yet');
-    }
-    if (!hostnames) notes.push('standalone: no cluster access, the unique-hostname rule is off');
-    return { ready, notes };
-  };
+  const readiness: Readiness = [
+    {
+      // Standalone there is no cache to wait for, and no rule that needs one.
+      name: 'staticsite-cache',
+      check: () => {
+        if (!hostnames) return { ok: true, note: STANDALONE_NOTE };
+        if (hostnames.index.synced) return { ok: true };
+        return { ok: false, reason: NOT_SYNCED_NOTE, note: NOT_SYNCED_NOTE };
+      },
+    },
+  ];
   const listener = createWebhookListener({
     mutate: createMutator({ schemas, baseDomain: options.baseDomain }),
     validate: createValidator({ schemas, hostnames: hostnames?.index }),
@@ -99,25 +104,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
   });
 
-  const health = createHttpServer(async (req, res) => {
-    if (req.url === '/metrics') {
-      res.setHeader('content-type', metrics.registry.contentType);
-      res.end(await metrics.registry.metrics());
-    } else if (req.url === '/healthz') {
-      res.end('ok');
-    } else if (req.url === '/readyz') {
-      const r = readiness();
-      res.statusCode = r.ready ? 200 : 503;
-      res.end([r.ready ? 'ok' : 'not ready', ...r.notes].join('\n'));
-    } else {
-      res.statusCode = 404;
-      res.end('not found: /metrics, /healthz, /readyz\n');
-    }
-  });
+  const probes = new ProbesServer({ ready: readiness, registry: metrics.registry, logger });
 
-  // Probes answer from the first moment (/readyz says what is missing); reviews are served once the
-  // StaticSite cache has synced, so the unique-hostname rule never judges from an empty cache.
-  const metricsPort = await listen(health, options.metricsPort, options.host);
+  // Probes answer from the first moment (/readyz?verbose says what is missing); reviews are served
+  // once the StaticSite cache has synced, so the unique-hostname rule never judges from an empty cache.
+  const metricsPort = await probes.listen(options.metricsPort, options.host);
   if (hostnames) await hostnames.start();
   reloader.start();
   const port = await listen(server, options.port, options.host);
@@ -140,8 +131,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
       await closed;
       clearTimeout(grace);
-      await new Promise<void>((resolve) => health.close(() => resolve()));
-      health.closeAllConnections();
+      await probes.close();
       await hostnames?.stop();
       logger.info({}, 'webhook stopped');
     })();

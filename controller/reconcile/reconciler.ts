@@ -1,9 +1,8 @@
-import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
+import { defaultHostname, FINALIZER, STATICSITES, type StaticSiteV1 } from '../../api/index.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
 import { type Clock, formatTime } from '../../kube/clock.ts';
 import { type ConfigMap, type Deployment, type KubeObject, type Service, splitKey } from '../../kube/objects.ts';
-import { STATICSITES } from '../../kube/resources.ts';
 import type { EventRecorder } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ExternalRecord, RecordStore } from '../records/record-store.ts';
@@ -52,7 +51,8 @@ export interface ReconcilerDeps {
 }
 
 export function siteHostname(site: StaticSiteV1, baseDomain: string): string {
-  return site.spec.hostname ?? `${site.metadata.name}.${site.metadata.namespace}.${baseDomain}`;
+  // A stored site always has a name and a namespace, so the default always exists.
+  return site.spec.hostname ?? defaultHostname(site.metadata.name, site.metadata.namespace, baseDomain) ?? '';
 }
 
 export function externalRecordFor(site: StaticSiteV1, baseDomain: string): ExternalRecord {
@@ -66,7 +66,7 @@ export function externalRecordFor(site: StaticSiteV1, baseDomain: string): Exter
 }
 
 /**
- * Converges one StaticSite (DESIGN.md section 7): reads the site fresh, finalizes it when it is
+ * Converges one StaticSite (docs/controller.md): reads the site fresh, finalizes it when it is
  * being deleted, otherwise makes sure of the finalizer, the three children, the external record
  * and the status. Throws on any failure; the queue retries with backoff.
  */

@@ -1,179 +1,162 @@
 /**
- * Translates a Go RE2 pattern (the syntax of `pattern` in a CRD schema) into a JavaScript RegExp with
- * the same matches. Only the differences that change a match/no-match answer are handled.
+ * Go's regexp package (RE2 syntax, linear-time matching) for the patterns a CRD brings: OpenAPI
+ * `pattern` and CEL's `matches`, `find`, `findAll`. Matching runs on re2js, a port of Go's
+ * regexp/syntax and of RE2's automata, so every pattern matches in time linear in the input and
+ * refuses what Go refuses (lookaround, backreferences, `\C`, repeat counts over 1000) with Go's
+ * error text. V8's backtracking engine is used only for the few patterns listed in KNOWN_SAFE,
+ * anchored patterns whose every repetition is delimited by a character the repeated part cannot
+ * match, measured linear on adversarial input (test/unit/go-regexp.test.ts); see docs/engine.md.
  */
+import { RE2JS } from 're2js';
 
-const POSIX_CLASSES: Record<string, string> = {
-  alnum: '0-9A-Za-z',
-  alpha: 'A-Za-z',
-  ascii: '\\x00-\\x7F',
-  blank: '\\t ',
-  cntrl: '\\x00-\\x1F\\x7F',
-  digit: '0-9',
-  graph: '!-~',
-  lower: 'a-z',
-  print: ' -~',
-  punct: '!-\\/:-@\\[-`{-~',
-  space: '\\t\\n\\v\\f\\r ',
-  upper: 'A-Z',
-  word: '0-9A-Za-z_',
-  xdigit: '0-9A-Fa-f',
-};
-
-/** Go's \s is ASCII-only: [\t\n\f\r ]. */
-const GO_SPACE = '\\t\\n\\f\\r ';
-const JS_SYNTAX = new Set(['^', '$', '\\', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '/']);
-
-function unicodeClass(name: string): string {
-  const bare = name.startsWith('^') ? name.slice(1) : name;
-  const negate = name.startsWith('^');
-  const isCategory = /^[A-Z][a-z]?$/.test(bare);
-  const body = isCategory ? bare : `Script=${bare}`;
-  return negate ? `\\P{${body}}` : `\\p{${body}}`;
+/** A Go regexp that does not compile: the message is Go's (`error parsing regexp: ...`). */
+export class GoRegexpError extends Error {
+  override name = 'GoRegexpError';
 }
 
-interface Translation {
-  source: string;
-  flags: string;
+export interface GoRegexp {
+  /** The pattern as written. */
+  readonly source: string;
+  /** regexp.MatchString: a match anywhere in `s`. */
+  test(s: string): boolean;
+  /** regexp.FindString: the leftmost match, or undefined when there is none. */
+  find(s: string): string | undefined;
+  /** regexp.FindAllString(s, limit): successive non-overlapping matches; limit < 0 means all. */
+  findAll(s: string, limit: number): string[];
 }
 
-function translateEscape(pattern: string, i: number, inClass: boolean): { text: string; next: number } {
-  const c = pattern[i + 1] ?? '';
-  switch (c) {
-    // Start and end of the text, whatever the flags: exact even under (?m).
-    case 'A':
-      return { text: '(?<![\\s\\S])', next: i + 2 };
-    case 'z':
-      return { text: '(?![\\s\\S])', next: i + 2 };
-    case 's':
-      return { text: inClass ? GO_SPACE : `[${GO_SPACE}]`, next: i + 2 };
-    case 'S':
-      return { text: inClass ? '\\S' : `[^${GO_SPACE}]`, next: i + 2 };
-    case 'p':
-    case 'P': {
-      let name: string;
-      let next: number;
-      if (pattern[i + 2] === '{') {
-        const end = pattern.indexOf('}', i + 3);
-        name = pattern.slice(i + 3, end);
-        next = end + 1;
+/** Patterns Kubernetes itself uses, with a V8 RegExp that matches exactly the same strings. */
+const KNOWN_SAFE: ReadonlyMap<string, RegExp> = new Map([
+  // DNS-1123 label and subdomain (apimachinery validation.go), the CEL hostname rule of StaticSite.
+  ['^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/],
+  [
+    '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+    /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/,
+  ],
+  // metav1.Condition reason and type (the status schema of every CRD built with conditions).
+  ['^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$', /^[A-Za-z](?:[A-Za-z0-9_,:]*[A-Za-z0-9_])?$/],
+  [
+    '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+    /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
+  ],
+]);
+
+/** The patterns whose matching runs on V8 rather than on the linear-time engine. */
+export const KNOWN_SAFE_PATTERNS: readonly string[] = [...KNOWN_SAFE.keys()];
+
+class V8Regexp implements GoRegexp {
+  readonly source: string;
+  private readonly re: RegExp;
+  constructor(source: string, re: RegExp) {
+    this.source = source;
+    this.re = re;
+  }
+  test(s: string): boolean {
+    return this.re.test(s);
+  }
+  find(s: string): string | undefined {
+    return this.re.exec(s)?.[0];
+  }
+  findAll(s: string, limit: number): string[] {
+    // Every KNOWN_SAFE pattern is anchored at both ends: at most one match.
+    const m = limit === 0 ? undefined : this.find(s);
+    return m === undefined ? [] : [m];
+  }
+}
+
+class Re2Regexp implements GoRegexp {
+  readonly source: string;
+  private readonly re: RE2JS;
+  constructor(source: string, re: RE2JS) {
+    this.source = source;
+    this.re = re;
+  }
+  test(s: string): boolean {
+    return this.re.matcher(s).find();
+  }
+  find(s: string): string | undefined {
+    const m = this.re.matcher(s);
+    return m.find() ? (m.group() ?? '') : undefined;
+  }
+  findAll(s: string, limit: number): string[] {
+    // Go's Regexp.allMatches: after an empty match, move one character on; an empty match right
+    // where the previous match ended is skipped.
+    const out: string[] = [];
+    const m = this.re.matcher(s);
+    let position = 0;
+    let previousEnd = -1;
+    while ((limit < 0 || out.length < limit) && position <= s.length && m.find(position)) {
+      const start = m.start();
+      const end = m.end();
+      let accept = true;
+      if (end === position) {
+        if (start === previousEnd) accept = false;
+        position += position < s.length ? codeUnitsAt(s, position) : 1;
       } else {
-        name = pattern[i + 2] ?? '';
-        next = i + 3;
+        position = end;
       }
-      const cls = unicodeClass(c === 'P' ? (name.startsWith('^') ? name.slice(1) : `^${name}`) : name);
-      return { text: cls, next };
+      previousEnd = end;
+      if (accept) out.push(m.group() ?? '');
     }
-    case 'x':
-      if (pattern[i + 2] === '{') {
-        const end = pattern.indexOf('}', i + 3);
-        return { text: `\\u{${pattern.slice(i + 3, end)}}`, next: end + 1 };
-      }
-      return { text: pattern.slice(i, i + 4), next: i + 4 };
-    case 'Q': {
-      const end = pattern.indexOf('\\E', i + 2);
-      const literal = end < 0 ? pattern.slice(i + 2) : pattern.slice(i + 2, end);
-      return { text: literal.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'), next: end < 0 ? pattern.length : end + 2 };
-    }
-    default:
-      if (/[A-Za-z0-9]/.test(c)) return { text: `\\${c}`, next: i + 2 };
-      if (JS_SYNTAX.has(c) || (inClass && c === '-')) return { text: `\\${c}`, next: i + 2 };
-      // Go lets any punctuation be escaped; JavaScript's unicode mode does not.
-      return { text: `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`, next: i + 1 + c.length };
+    return out;
   }
 }
 
-function translate(pattern: string): Translation {
-  let flags = '';
-  let i = 0;
-  const leading = /^\(\?([imsU]+)\)/.exec(pattern);
-  if (leading) {
-    if (leading[1]?.includes('i')) flags += 'i';
-    if (leading[1]?.includes('s')) flags += 's';
-    if (leading[1]?.includes('m')) flags += 'm';
-    i = leading[0].length;
-  }
+function codeUnitsAt(s: string, i: number): number {
+  return (s.codePointAt(i) ?? 0) > 0xffff ? 2 : 1;
+}
+
+/**
+ * The pattern with its named groups made plain groups. Go's regexp accepts a capture name used twice
+ * (test/fixtures/regexp/go-results.json), re2js refuses it, and nothing here reads groups by name.
+ */
+function withoutGroupNames(pattern: string): string {
   let out = '';
   let inClass = false;
-  while (i < pattern.length) {
-    const ch = pattern[i] ?? '';
-    if (ch === '\\') {
-      const { text, next } = translateEscape(pattern, i, inClass);
-      out += text;
-      i = next;
-      continue;
-    }
-    if (inClass) {
-      if (ch === '[' && pattern[i + 1] === ':') {
-        const end = pattern.indexOf(':]', i + 2);
-        const name = pattern.slice(i + 2, end);
-        const negated = name.startsWith('^');
-        const cls = POSIX_CLASSES[negated ? name.slice(1) : name];
-        if (end > 0 && cls !== undefined && !negated) {
-          out += cls;
-          i = end + 2;
-          continue;
-        }
-      }
-      if (ch === ']') inClass = false;
-      out += ch === '[' ? '\\[' : ch;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      out += pattern.slice(i, i + 2);
       i++;
-      continue;
-    }
-    const negatedPosix = ch === '[' ? /^\[\[:\^([a-z]+):\]\]/.exec(pattern.slice(i)) : null;
-    if (negatedPosix && POSIX_CLASSES[negatedPosix[1] ?? ''] !== undefined) {
-      // A class that is only a negated POSIX class, `[[:^alpha:]]`, is `[^A-Za-z]`.
-      out += `[^${POSIX_CLASSES[negatedPosix[1] ?? '']}]`;
-      i += negatedPosix[0].length;
-      continue;
-    }
-    if (ch === '[') {
+    } else if (inClass) {
+      if (c === ']') inClass = false;
+      out += c;
+    } else if (c === '[') {
       inClass = true;
-      out += '[';
-      i++;
-      if (pattern[i] === '^') {
-        out += '^';
-        i++;
+      out += c;
+      if (pattern[i + 1] === ']' || (pattern[i + 1] === '^' && pattern[i + 2] === ']')) {
+        const skip = pattern[i + 1] === '^' ? 2 : 1;
+        out += pattern.slice(i + 1, i + 1 + skip);
+        i += skip;
       }
-      if (pattern[i] === ']') {
-        out += '\\]';
-        i++;
-      }
-      continue;
+    } else if (
+      c === '(' &&
+      (pattern.startsWith('(?P<', i) || (pattern.startsWith('(?<', i) && !/^\(\?<[=!]/.test(pattern.slice(i))))
+    ) {
+      const close = pattern.indexOf('>', i);
+      out += '(';
+      i = close;
+    } else {
+      out += c;
     }
-    if (ch === '(' && pattern.startsWith('(?P<', i)) {
-      out += '(?<';
-      i += 4;
-      continue;
-    }
-    if (ch === '{') {
-      const quantifier = /^\{\d+(,\d*)?\}/.exec(pattern.slice(i));
-      if (quantifier) {
-        out += quantifier[0];
-        i += quantifier[0].length;
-      } else {
-        out += '\\{';
-        i++;
-      }
-      continue;
-    }
-    if (ch === '}') {
-      out += '\\}';
-      i++;
-      continue;
-    }
-    out += ch;
-    i += ch.length;
   }
-  return { source: out, flags };
+  return out;
 }
 
-/** A RegExp matching what Go's regexp.MustCompile(pattern).MatchString matches. */
-export function compileGoRegexp(pattern: string): RegExp {
-  const { source, flags } = translate(pattern);
+function compileRe2js(pattern: string, retry = true): RE2JS {
   try {
-    return new RegExp(source, `${flags}u`);
-  } catch {
-    return new RegExp(source, flags);
+    return RE2JS.compile(pattern);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (retry && message.includes('duplicate capture group name'))
+      return compileRe2js(withoutGroupNames(pattern), false);
+    throw new GoRegexpError(message);
   }
+}
+
+/** regexp.Compile: throws GoRegexpError with Go's message when the pattern does not compile. */
+export function compileGoRegexp(pattern: string): GoRegexp {
+  const re = compileRe2js(pattern);
+  const known = KNOWN_SAFE.get(pattern);
+  return known ? new V8Regexp(pattern, known) : new Re2Regexp(pattern, re);
 }

@@ -1,5 +1,5 @@
 import type { JSONSchemaProps } from '../../api/index.ts';
-import { compileGoRegexp } from '../apimachinery/go-regexp.ts';
+import { compileGoRegexp, type GoRegexp } from '../apimachinery/go-regexp.ts';
 import { formatCheck, normalizeFormatName } from './formats.ts';
 import type { SchemaNode } from './node.ts';
 import { pruneUnknownFields } from './prune.ts';
@@ -102,7 +102,7 @@ function compileNode(s: JSONSchemaProps): SchemaNode {
     maxLength: s.maxLength,
     minLength: s.minLength,
     pattern: s.pattern || undefined,
-    patternRegexp: s.pattern ? compileGoRegexp(s.pattern) : undefined,
+    ...compilePattern(s.pattern),
     maxItems: s.maxItems,
     minItems: s.minItems,
     uniqueItems: s.uniqueItems === true,
@@ -201,6 +201,19 @@ function pruneDefaults(node: SchemaNode, isRoot: boolean): void {
 }
 
 /** Prepares one CRD version's openAPIV3Schema (and its subresources) for admit(). */
+/** The pattern compiled once; a pattern that does not compile keeps Go's reason for every check. */
+function compilePattern(pattern: string | undefined): {
+  patternRegexp: GoRegexp | undefined;
+  patternError: string | undefined;
+} {
+  if (!pattern) return { patternRegexp: undefined, patternError: undefined };
+  try {
+    return { patternRegexp: compileGoRegexp(pattern), patternError: undefined };
+  } catch (error) {
+    return { patternRegexp: undefined, patternError: (error as Error).message };
+  }
+}
+
 export function compileSchema(openAPIV3Schema: JSONSchemaProps, options: CompileOptions = {}): CompiledSchema {
   const root = compileNode(openAPIV3Schema);
   pruneDefaults(root, true);

@@ -1,4 +1,5 @@
 import type { JSONSchemaProps } from '../../api/index.ts';
+import type { GoRegexp } from '../apimachinery/go-regexp.ts';
 import type { FormatCheck } from './formats.ts';
 
 /**
@@ -41,7 +42,9 @@ export interface SchemaNode {
   maxLength: number | undefined;
   minLength: number | undefined;
   pattern: string | undefined;
-  patternRegexp: RegExp | undefined;
+  patternRegexp: GoRegexp | undefined;
+  /** Why `pattern` does not compile (kube-openapi then reports it with every string it checks). */
+  patternError: string | undefined;
   maxItems: number | undefined;
   minItems: number | undefined;
   uniqueItems: boolean;

@@ -106,7 +106,11 @@ function validateString(s: SchemaNode, data: string, path: string, errs: OpenApi
       return;
     }
   }
-  if (s.patternRegexp && !s.patternRegexp.test(data)) {
+  if (s.patternError !== undefined) {
+    // validate.Pattern: FailedPattern with the compile error appended to the pattern.
+    const pattern = `${s.pattern}, but pattern is invalid: ${s.patternError}`;
+    errs.push(validation(PATTERN, path, data, `${path} in body should match '${pattern}'`));
+  } else if (s.patternRegexp && !s.patternRegexp.test(data)) {
     errs.push(validation(PATTERN, path, data, `${path} in body should match '${s.pattern}'`));
   }
 }

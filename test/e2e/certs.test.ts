@@ -4,13 +4,16 @@ import { connect, createServer } from 'node:tls';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import { buildCrd, type CustomResourceDefinition } from '../../api/index.ts';
-import { HttpKubeApi, loadKubeConfig, systemClock } from '../../certs/index.ts';
+import { API_REQUEST_TIMEOUT_MS } from '../../certs/config.ts';
 import { createCertificateAuthority } from '../../certs/x509.ts';
 import { certsCommand } from '../../cli/certs-command.ts';
 import { run } from '../../cli/main.ts';
-import type { ControlPlane } from '../support/controlplane.ts';
-import { installCrd, uninstallCrd } from '../support/crds.ts';
-import { KubeHttp } from '../support/kube-http.ts';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import { KubeHttp } from '../../devenv/kube-http.ts';
+import { SystemClock } from '../../kube/clock.ts';
+import { connectKubeApi } from '../../kube/connect.ts';
+import { AutoAdvancingClock } from '../../kube/testing/index.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'certs-e2e';
@@ -337,7 +340,20 @@ describe('e2e: staticsite certs bootstrap on the real control plane', function (
     const [bundle] = await injected();
     const controller = new AbortController();
     const out: string[] = [];
-    const delays: number[] = [];
+    // Starts at the real time; each sleep ends once the hook below is done, the clock moved on by its delay.
+    const clock = new AutoAdvancingClock(Date.now(), async () => {
+      if (clock.delays.length === 1) {
+        // Someone re-applies the configuration without the bundle on its second entry.
+        await cp.admin.must(
+          'PATCH',
+          `${MWC}/${WEBHOOK_CONFIG}`,
+          [{ op: 'remove', path: '/webhooks/1/clientConfig/caBundle' }],
+          { contentType: 'application/json-patch+json' },
+        );
+      } else {
+        controller.abort();
+      }
+    });
     const code = await certsCommand(
       [
         'bootstrap',
@@ -356,27 +372,14 @@ describe('e2e: staticsite certs bootstrap on the real control plane', function (
       ],
       { stdout: (t) => out.push(t), stderr: (t) => out.push(t) },
       {
-        clock: systemClock,
-        sleep: async (ms) => {
-          delays.push(ms);
-          if (delays.length === 1) {
-            // Someone re-applies the configuration without the bundle on its second entry.
-            await cp.admin.must(
-              'PATCH',
-              `${MWC}/${WEBHOOK_CONFIG}`,
-              [{ op: 'remove', path: '/webhooks/1/clientConfig/caBundle' }],
-              { contentType: 'application/json-patch+json' },
-            );
-          } else {
-            controller.abort();
-          }
-        },
+        clock,
         signal: controller.signal,
-        kubeApi: async (kubeconfig) => new HttpKubeApi(await loadKubeConfig(kubeconfig)),
+        kubeApi: (kubeconfig) =>
+          connectKubeApi(kubeconfig, { clock: new SystemClock(), requestTimeoutMs: API_REQUEST_TIMEOUT_MS }),
       },
     );
     expect(code).to.equal(0);
-    expect(delays).to.deep.equal([60_000, 60_000]);
+    expect(clock.delays).to.deep.equal([60_000, 60_000]);
     expect(await injected()).to.deep.equal([bundle, bundle, bundle, bundle]);
     const events = out
       .join('')

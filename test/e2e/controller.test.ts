@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { buildCrd, CRD_NAME, FINALIZER } from '../../api/index.ts';
-import { ApiProxy } from '../support/controller-api-proxy.ts';
-import { applyControllerRbac, ControllerProcess, credentialsVia } from '../support/controller-harness.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import type { NodeSimulator } from '../../devenv/node-simulator.ts';
+import { ApiProxy } from '../support/controller-api-proxy.ts';
+import { applyControllerRbac, ControllerProcess, credentialsVia } from '../support/controller-harness.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'ctrl-e2e';
@@ -449,7 +449,8 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
     // The watch of sites goes down and stays down.
     proxy.holdWatches((path) => path === SITES);
     expect(proxy.cutWatches((path) => path === SITES)).to.equal(1);
-    await eventually('/readyz fails while the watch is down', async () => (await leader.probe('/readyz')) === 503);
+    // 500: k8s.io/apiserver healthz.go answers a failing check with http.StatusInternalServerError.
+    await eventually('/readyz fails while the watch is down', async () => (await leader.probe('/readyz')) === 500);
     // Meanwhile: delta is deleted and its finalizer force-removed; alpha's spec changes.
     await cp.admin.must('DELETE', `${SITES}/delta`);
     await cp.admin.must(

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import type { KubeHttp } from '../../devenv/kube-http.ts';
 import {
   GADGET_OLD_SPEC,
   GADGET_OLD_STATUS,
@@ -24,8 +26,6 @@ import {
   ratchetTightCrd,
 } from '../fixtures/schema/parity-crds.ts';
 import { fuzzCases } from '../fixtures/schema/parity-fuzz.ts';
-import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
-import type { KubeHttp } from '../../devenv/kube-http.ts';
 import { testCluster } from '../support/shared.ts';
 
 /**

@@ -4,14 +4,14 @@ import { connect as tlsConnect } from 'node:tls';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
-import { hostnameInformer } from '../../webhook/kube/hostname-informer.ts';
-import type { HostnameSource, RunningWebhook } from '../../webhook/server.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
-import { startLoopbackWebhook } from '../support/loopback-servers.ts';
-import { testCluster } from '../support/shared.ts';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
+import { hostnameInformer } from '../../webhook/kube/hostname-informer.ts';
+import type { HostnameSource, RunningWebhook } from '../../webhook/server.ts';
+import { startLoopbackWebhook } from '../support/loopback-servers.ts';
+import { testCluster } from '../support/shared.ts';
 
 const NS = 'webhook-e2e';
 const v1 = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;

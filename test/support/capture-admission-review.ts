@@ -6,6 +6,10 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
+import { ControlPlane } from '../../devenv/controlplane.ts';
+import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import { loopbackCerts } from '../../devenv/webhook-certs.ts';
+import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
 import type { AdmissionRequest } from '../../webhook/admission/review.ts';
 import {
   createMutator,
@@ -14,11 +18,7 @@ import {
   SiteSchemas,
   WebhookMetrics,
 } from '../../webhook/index.ts';
-import { ControlPlane } from '../../devenv/controlplane.ts';
-import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { startBareHttps } from './loopback-servers.ts';
-import { loopbackCerts } from '../../devenv/webhook-certs.ts';
-import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
 
 const NS = 'capture';
 const output = new URL('../fixtures/admission/apiserver-validate-create.json', import.meta.url);

@@ -9,8 +9,9 @@ import { type CertsConfig, DAY_MS, defaultConfig } from '../../certs/config.ts';
 import { CertsError } from '../../certs/errors.ts';
 import type { BundleInjector, InjectionResult } from '../../certs/injector.ts';
 import { CertsMetrics } from '../../certs/metrics.ts';
-import { ManualClock, MemoryStore } from '../../certs/testing.ts';
+import { MemoryStore } from '../../certs/testing.ts';
 import { createCertificateAuthority, generateRsaKeyPem } from '../../certs/x509.ts';
+import { ManualClock } from '../../kube/testing/index.ts';
 
 const T0 = '2026-03-01T00:00:00.000Z';
 const MIN = 60_000;
@@ -143,7 +144,7 @@ describe('certs: bootstrap issues as documented', () => {
     const first = await run();
     expect(first.changed).to.equal(true);
     const before = structuredClone({ ca: store.ca, serving: store.serving });
-    clock.advance(DAY_MS);
+    await clock.advance(DAY_MS);
     const second = await run();
     expect(second.changed).to.equal(false);
     expect(second.actions).to.deep.equal([]);
@@ -260,11 +261,11 @@ describe('certs: renewal and CA rotation (injected clock)', () => {
   it('a short --ca-overlap (after a key leak) drops the old CA on the first pass after it, never before the leaf moved', async () => {
     const { run, clock, config } = setup({ caOverlapMs: 0 });
     await run();
-    clock.advance(MIN);
+    await clock.advance(MIN);
     const rotation = await run({ ...config, forceCaRotation: true });
     // The stored serving cert was still signed by the old CA when this pass began: the old CA stays.
     expect(rotation.bundle).to.have.length(2);
-    clock.advance(1000);
+    await clock.advance(1000);
     const next = await run();
     expect(next.actions).to.include('ca-bundle-pruned');
     expect(next.bundle.map((c) => c.fingerprint)).to.deep.equal([rotation.ca.fingerprint]);
@@ -273,7 +274,7 @@ describe('certs: renewal and CA rotation (injected clock)', () => {
   it('a forced rotation of a healthy CA still keeps the old CA next to the new one', async () => {
     const { run, clock, config } = setup();
     await run();
-    clock.advance(MIN);
+    await clock.advance(MIN);
     const result = await run({ ...config, forceCaRotation: true });
     expect(result.actions).to.include.members(['ca-rotated', 'ca-stored', 'bundle-injected', 'serving-issued']);
     expect(result.bundle).to.have.length(2);
@@ -293,7 +294,7 @@ describe('certs: renewal and CA rotation (injected clock)', () => {
     await run();
     const oldFp = one(store.ca?.bundlePem).fingerprint256;
     store.ca = undefined;
-    clock.advance(DAY_MS);
+    await clock.advance(DAY_MS);
     const result = await run();
     expect(result.actions).to.include.members(['ca-created', 'serving-issued']);
     expect(result.bundle.map((c) => c.fingerprint)).to.deep.equal([oldFp, result.ca.fingerprint]);

@@ -1,13 +1,25 @@
 import { expect } from 'chai';
 import { CertsError } from '../../certs/errors.ts';
 import { KubeBundleInjector, parseWebhookConfigRef } from '../../certs/injector.ts';
-import { FakeKubeApi } from '../../certs/testing.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+import { FakeApiServer, type RecordedRequest } from '../../kube/testing/index.ts';
 
 const MWC = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const BUNDLE = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const B64 = Buffer.from(BUNDLE).toString('base64');
+
+type Hooks = KubeObject & { webhooks: Array<{ clientConfig: { caBundle: string } }> };
+type ConversionCrd = KubeObject & { spec: { conversion: { webhook: { clientConfig: { caBundle: string } } } } };
+
+function fake() {
+  const server = new FakeApiServer();
+  return { server, api: new KubeApi(server) };
+}
+
+const on = (method: string, path: string) => (r: RecordedRequest) => r.method === method && r.path === path;
 
 function webhookConfig(name: string, entries: Array<{ name: string; caBundle?: string }>) {
   return {
@@ -59,17 +71,17 @@ async function expectCertsError(promise: Promise<unknown>): Promise<CertsError> 
 
 describe('certs: caBundle injection', () => {
   it('patches caBundle into every webhook entry of both kinds and the CRD conversion, and nothing else', async () => {
-    const api = new FakeKubeApi();
-    api.put(
-      `${MWC}/hooks`,
+    const { server, api } = fake();
+    server.seed(
+      MWC,
       webhookConfig('hooks', [{ name: 'a.staticsite.dev' }, { name: 'b.staticsite.dev', caBundle: 'b2xk' }]),
     );
-    api.put(`${VWC}/hooks`, webhookConfig('hooks', [{ name: 'v.staticsite.dev' }]));
-    api.put(`${CRDS}/sites.staticsite.dev`, crd('sites.staticsite.dev', 'Webhook'));
+    server.seed(VWC, webhookConfig('hooks', [{ name: 'v.staticsite.dev' }]));
+    server.seed(CRDS, crd('sites.staticsite.dev', 'Webhook'));
     const before = {
-      m: api.get(`${MWC}/hooks`),
-      v: api.get(`${VWC}/hooks`),
-      c: api.get(`${CRDS}/sites.staticsite.dev`),
+      m: server.read(MWC, 'hooks'),
+      v: server.read(VWC, 'hooks'),
+      c: server.read(CRDS, 'sites.staticsite.dev'),
     };
     const injector = new KubeBundleInjector(api, { webhookConfigs: ['hooks'], crds: ['sites.staticsite.dev'] });
     const results = await injector.inject(BUNDLE);
@@ -82,7 +94,7 @@ describe('certs: caBundle injection', () => {
       { object: 'ValidatingWebhookConfiguration/hooks', patched: ['v.staticsite.dev'], unchanged: [] },
       { object: 'CustomResourceDefinition/sites.staticsite.dev', patched: ['conversion'], unchanged: [] },
     ]);
-    const [mPatch] = api.writes();
+    const [mPatch] = server.writes();
     expect(mPatch?.contentType).to.equal('application/json-patch+json');
     expect(mPatch?.body).to.deep.equal([
       { op: 'test', path: '/webhooks/0/name', value: 'a.staticsite.dev' },
@@ -93,54 +105,56 @@ describe('certs: caBundle injection', () => {
     // Everything but the caBundles (and the resourceVersion) is as it was.
     const strip = (o: unknown) =>
       JSON.parse(JSON.stringify(o, (k, v) => (k === 'caBundle' || k === 'resourceVersion' ? undefined : v)));
-    expect(strip(api.get(`${MWC}/hooks`))).to.deep.equal(strip(before.m));
-    expect(strip(api.get(`${VWC}/hooks`))).to.deep.equal(strip(before.v));
-    expect(strip(api.get(`${CRDS}/sites.staticsite.dev`))).to.deep.equal(strip(before.c));
-    const m = api.get(`${MWC}/hooks`) as { webhooks: Array<{ clientConfig: { caBundle: string } }> };
-    expect(m.webhooks.map((w) => w.clientConfig.caBundle)).to.deep.equal([B64, B64]);
-    const c = api.get(`${CRDS}/sites.staticsite.dev`) as {
-      spec: { conversion: { webhook: { clientConfig: { caBundle: string } } } };
-    };
-    expect(c.spec.conversion.webhook.clientConfig.caBundle).to.equal(B64);
+    expect(strip(server.read(MWC, 'hooks'))).to.deep.equal(strip(before.m));
+    expect(strip(server.read(VWC, 'hooks'))).to.deep.equal(strip(before.v));
+    expect(strip(server.read(CRDS, 'sites.staticsite.dev'))).to.deep.equal(strip(before.c));
+    const m = server.read<Hooks>(MWC, 'hooks');
+    expect(m?.webhooks.map((w) => w.clientConfig.caBundle)).to.deep.equal([B64, B64]);
+    const c = server.read<ConversionCrd>(CRDS, 'sites.staticsite.dev');
+    expect(c?.spec.conversion.webhook.clientConfig.caBundle).to.equal(B64);
   });
 
   it('writes nothing when every entry already carries the bundle', async () => {
-    const api = new FakeKubeApi();
-    api.put(`${MWC}/hooks`, webhookConfig('hooks', [{ name: 'a.staticsite.dev', caBundle: B64 }]));
+    const { server, api } = fake();
+    server.seed(MWC, webhookConfig('hooks', [{ name: 'a.staticsite.dev', caBundle: B64 }]));
     const results = await new KubeBundleInjector(api, { webhookConfigs: ['mutating/hooks'], crds: [] }).inject(BUNDLE);
     expect(results).to.deep.equal([
       { object: 'MutatingWebhookConfiguration/hooks', patched: [], unchanged: ['a.staticsite.dev'] },
     ]);
-    expect(api.writes()).to.deep.equal([]);
+    expect(server.writes()).to.deep.equal([]);
   });
 
   it('re-reads and retries when the list changed between read and patch (the test op fails)', async () => {
-    const api = new FakeKubeApi();
-    api.put(`${MWC}/hooks`, webhookConfig('hooks', [{ name: 'a.staticsite.dev' }]));
-    api.fail('PATCH', `${MWC}/hooks`, 422, 'testing value /webhooks/0/name failed');
+    const { server, api } = fake();
+    server.seed(MWC, webhookConfig('hooks', [{ name: 'a.staticsite.dev' }]));
+    server.failNext(on('PATCH', `${MWC}/hooks`), {
+      status: 422,
+      reason: 'Invalid',
+      message: 'testing value /webhooks/0/name failed',
+    });
     await new KubeBundleInjector(api, { webhookConfigs: ['mutating/hooks'], crds: [] }).inject(BUNDLE);
-    expect(api.writes().map((r) => r.method)).to.deep.equal(['PATCH', 'PATCH']);
-    const m = api.get(`${MWC}/hooks`) as { webhooks: Array<{ clientConfig: { caBundle: string } }> };
-    expect(m.webhooks[0]?.clientConfig.caBundle).to.equal(B64);
+    expect(server.writes().map((r) => r.method)).to.deep.equal(['PATCH', 'PATCH']);
+    const m = server.read<Hooks>(MWC, 'hooks');
+    expect(m?.webhooks[0]?.clientConfig.caBundle).to.equal(B64);
   });
 
   it('a 422 that is not a failed test op (the server finds the bundle invalid) is reported at once, not retried', async () => {
-    const api = new FakeKubeApi();
-    api.put(`${CRDS}/sites.staticsite.dev`, crd('sites.staticsite.dev', 'Webhook'));
-    const server =
+    const { server, api } = fake();
+    server.seed(CRDS, crd('sites.staticsite.dev', 'Webhook'));
+    const message =
       'CustomResourceDefinition.apiextensions.k8s.io "sites.staticsite.dev" is invalid: spec.conversion.webhookClientConfig.caBundle: Invalid value: "...": unable to load root certificates';
-    api.fail('PATCH', `${CRDS}/sites.staticsite.dev`, 422, server);
+    server.failNext(on('PATCH', `${CRDS}/sites.staticsite.dev`), { status: 422, reason: 'Invalid', message });
     const error = await expectCertsError(
       new KubeBundleInjector(api, { webhookConfigs: [], crds: ['sites.staticsite.dev'] }).inject(BUNDLE),
     );
     expect(error.code).to.equal('ApiError');
-    expect(error.message).to.equal(`cannot patch CustomResourceDefinition sites.staticsite.dev: HTTP 422: ${server}`);
-    expect(api.writes()).to.have.length(1);
+    expect(error.message).to.equal(`cannot patch CustomResourceDefinition sites.staticsite.dev: HTTP 422: ${message}`);
+    expect(server.writes()).to.have.length(1);
   });
 
   it('a webhook configuration that exists in neither kind: names it and what to do', async () => {
     const error = await expectCertsError(
-      new KubeBundleInjector(new FakeKubeApi(), { webhookConfigs: ['missing'], crds: [] }).inject(BUNDLE),
+      new KubeBundleInjector(fake().api, { webhookConfigs: ['missing'], crds: [] }).inject(BUNDLE),
     );
     expect(error.code).to.equal('NotFound');
     expect(error.message).to.equal(
@@ -150,7 +164,7 @@ describe('certs: caBundle injection', () => {
 
   it('a CRD that does not exist: names it and what to do', async () => {
     const error = await expectCertsError(
-      new KubeBundleInjector(new FakeKubeApi(), { webhookConfigs: [], crds: ['nope.staticsite.dev'] }).inject(BUNDLE),
+      new KubeBundleInjector(fake().api, { webhookConfigs: [], crds: ['nope.staticsite.dev'] }).inject(BUNDLE),
     );
     expect(error.code).to.equal('NotFound');
     expect(error.message).to.equal(
@@ -159,8 +173,8 @@ describe('certs: caBundle injection', () => {
   });
 
   it('a CRD without a conversion webhook is an error, and it is not patched', async () => {
-    const api = new FakeKubeApi();
-    api.put(`${CRDS}/sites.staticsite.dev`, crd('sites.staticsite.dev', 'None'));
+    const { server, api } = fake();
+    server.seed(CRDS, crd('sites.staticsite.dev', 'None'));
     const error = await expectCertsError(
       new KubeBundleInjector(api, { webhookConfigs: [], crds: ['sites.staticsite.dev'] }).inject(BUNDLE),
     );
@@ -168,21 +182,21 @@ describe('certs: caBundle injection', () => {
     expect(error.message).to.equal(
       'CustomResourceDefinition sites.staticsite.dev has conversion strategy "None", so there is no caBundle to inject. Install the CRD with its conversion webhook (manifests/crds/full/crd.yaml), or drop --crd.',
     );
-    expect(api.writes()).to.deep.equal([]);
+    expect(server.writes()).to.deep.equal([]);
   });
 
   it('no permission to patch: names the object and the ClusterRole rule it needs', async () => {
-    const api = new FakeKubeApi();
-    api.put(`${MWC}/hooks`, webhookConfig('hooks', [{ name: 'a.staticsite.dev' }]));
-    const server =
+    const { server, api } = fake();
+    server.seed(MWC, webhookConfig('hooks', [{ name: 'a.staticsite.dev' }]));
+    const message =
       'mutatingwebhookconfigurations.admissionregistration.k8s.io "hooks" is forbidden: User "system:serviceaccount:ns:certs" cannot patch resource "mutatingwebhookconfigurations" in API group "admissionregistration.k8s.io" at the cluster scope';
-    api.fail('PATCH', `${MWC}/hooks`, 403, server);
+    server.failNext(on('PATCH', `${MWC}/hooks`), { status: 403, reason: 'Forbidden', message });
     const error = await expectCertsError(
       new KubeBundleInjector(api, { webhookConfigs: ['mutating/hooks'], crds: [] }).inject(BUNDLE),
     );
     expect(error.code).to.equal('Forbidden');
     expect(error.message).to.equal(
-      `cannot patch MutatingWebhookConfiguration hooks: ${server}. Bind the bootstrapper's ServiceAccount to the ClusterRole in manifests/certs/certs-rbac.yaml (get and patch on mutatingwebhookconfigurations with resourceNames [hooks]).`,
+      `cannot patch MutatingWebhookConfiguration hooks: ${message}. Bind the bootstrapper's ServiceAccount to the ClusterRole in manifests/certs/certs-rbac.yaml (get and patch on mutatingwebhookconfigurations with resourceNames [hooks]).`,
     );
   });
 

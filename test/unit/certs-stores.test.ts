@@ -8,13 +8,19 @@ import { defaultConfig } from '../../certs/config.ts';
 import { DirectoryStore, nodeFileSystem, type StoreFileSystem } from '../../certs/dir-store.ts';
 import { CertsError } from '../../certs/errors.ts';
 import { SecretStore } from '../../certs/secret-store.ts';
-import { FakeKubeApi, ManualClock } from '../../certs/testing.ts';
 import { generateRsaKeyPem } from '../../certs/x509.ts';
+import { KubeApi } from '../../kube/api-client.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+import { FakeApiServer, ManualClock, type RecordedRequest } from '../../kube/testing/index.ts';
 
 const quiet = pino({ level: 'silent' });
 const fastKey = () => generateRsaKeyPem(1024);
 const config = defaultConfig('staticsite-webhook', 'staticsite-system');
 const SECRETS = '/api/v1/namespaces/staticsite-system/secrets';
+
+type Secret = KubeObject & { type?: string; data: Record<string, string> };
+
+const on = (method: string, path: string) => (r: RecordedRequest) => r.method === method && r.path === path;
 
 async function expectCertsError(promise: Promise<unknown>): Promise<CertsError> {
   try {
@@ -110,43 +116,41 @@ describe('certs: directory store (--out-dir)', () => {
 
 describe('certs: Secret store', () => {
   function setup() {
-    const api = new FakeKubeApi();
+    const server = new FakeApiServer();
+    const api = new KubeApi(server);
     const store = new SecretStore(api, 'staticsite-system', 'webhook-tls');
     const clock = new ManualClock('2026-03-01T00:00:00Z');
-    return { api, store, clock, run: () => bootstrap(config, { store, clock, logger: quiet, generateKey: fastKey }) };
+    return {
+      server,
+      api,
+      store,
+      clock,
+      run: () => bootstrap(config, { store, clock, logger: quiet, generateKey: fastKey }),
+    };
   }
 
   it('creates a kubernetes.io/tls serving Secret and an Opaque CA Secret (the webhook never mounts the CA key)', async () => {
-    const { api, run } = setup();
+    const { server, run } = setup();
     await run();
-    const serving = api.get(`${SECRETS}/webhook-tls`) as {
-      type: string;
-      data: Record<string, string>;
-      metadata: { labels: Record<string, string> };
-    };
-    const ca = api.get(`${SECRETS}/webhook-tls-ca`) as { type: string; data: Record<string, string> };
-    expect(serving.type).to.equal('kubernetes.io/tls');
-    expect(Object.keys(serving.data).sort()).to.deep.equal(['ca.crt', 'tls.crt', 'tls.key']);
-    expect(serving.metadata.labels).to.deep.equal({ 'app.kubernetes.io/managed-by': 'staticsite-certs' });
-    expect(ca.type).to.equal('Opaque');
-    expect(Object.keys(ca.data).sort()).to.deep.equal(['ca.crt', 'ca.key']);
-    expect(serving.data['ca.crt']).to.equal(ca.data['ca.crt']);
+    const serving = server.read<Secret>(SECRETS, 'webhook-tls');
+    const ca = server.read<Secret>(SECRETS, 'webhook-tls-ca');
+    expect(serving?.type).to.equal('kubernetes.io/tls');
+    expect(Object.keys(serving?.data ?? {}).sort()).to.deep.equal(['ca.crt', 'tls.crt', 'tls.key']);
+    expect(serving?.metadata.labels).to.deep.equal({ 'app.kubernetes.io/managed-by': 'staticsite-certs' });
+    expect(ca?.type).to.equal('Opaque');
+    expect(Object.keys(ca?.data ?? {}).sort()).to.deep.equal(['ca.crt', 'ca.key']);
+    expect(serving?.data['ca.crt']).to.equal(ca?.data['ca.crt']);
   });
 
   it('a second run only reads; a renewal merge-patches data with the resourceVersion it read, keeping other fields', async () => {
-    const { api, run, clock } = setup();
+    const { server, api, run, clock } = setup();
     await run();
     const path = `${SECRETS}/webhook-tls`;
-    const live = api.get(path) as Record<string, unknown> & {
-      metadata: Record<string, unknown>;
-      data: Record<string, string>;
-    };
-    api.put(path, {
-      ...live,
-      metadata: { ...live.metadata, annotations: { keep: 'me' } },
-      data: { ...live.data, extra: 'eA==' },
+    server.modify<Secret>(SECRETS, 'webhook-tls', (live) => {
+      live.metadata.annotations = { keep: 'me' };
+      live.data.extra = 'eA==';
     });
-    api.requests.length = 0;
+    server.requests.length = 0;
     const second = await bootstrap(config, {
       store: new SecretStore(api, 'staticsite-system', 'webhook-tls'),
       clock,
@@ -154,44 +158,44 @@ describe('certs: Secret store', () => {
       generateKey: fastKey,
     });
     expect(second.changed).to.equal(false);
-    expect(api.writes()).to.deep.equal([]);
+    expect(server.writes()).to.deep.equal([]);
     clock.set('2026-05-15T00:00:00Z'); // past the serving threshold (about 2026-04-30)
-    const rv = (api.get(path) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const rv = server.read(SECRETS, 'webhook-tls')?.metadata.resourceVersion;
     await bootstrap(config, {
       store: new SecretStore(api, 'staticsite-system', 'webhook-tls'),
       clock,
       logger: quiet,
       generateKey: fastKey,
     });
-    const writes = api.writes();
+    const writes = server.writes();
     expect(writes.map((w) => [w.method, w.path, w.contentType])).to.deep.equal([
       ['PATCH', path, 'application/merge-patch+json'],
     ]);
     const body = writes[0]?.body as { metadata: unknown; data: object };
     expect(body.metadata).to.deep.equal({ resourceVersion: rv });
     expect(Object.keys(body.data).sort()).to.deep.equal(['tls.crt', 'tls.key']);
-    const after = api.get(path) as { metadata: { annotations: unknown }; data: Record<string, string> };
-    expect(after.metadata.annotations).to.deep.equal({ keep: 'me' });
-    expect(after.data.extra).to.equal('eA==');
+    const after = server.read<Secret>(SECRETS, 'webhook-tls');
+    expect(after?.metadata.annotations).to.deep.equal({ keep: 'me' });
+    expect(after?.data.extra).to.equal('eA==');
   });
 
   it('fills in a serving Secret created ahead of time with empty tls.crt and tls.key', async () => {
-    const { api, run } = setup();
-    api.put(`${SECRETS}/webhook-tls`, {
+    const { server, run } = setup();
+    server.seed(SECRETS, {
       metadata: { name: 'webhook-tls', labels: { from: 'kustomize' } },
       type: 'kubernetes.io/tls',
       data: { 'tls.crt': '', 'tls.key': '' },
     });
     const result = await run();
     expect(result.actions).to.include('serving-stored');
-    const secret = api.get(`${SECRETS}/webhook-tls`) as { metadata: { labels: unknown }; data: Record<string, string> };
-    expect(Buffer.from(secret.data['tls.crt'] ?? '', 'base64').toString()).to.equal(result.serving.pem);
-    expect(secret.metadata.labels).to.deep.equal({ from: 'kustomize' });
+    const secret = server.read<Secret>(SECRETS, 'webhook-tls');
+    expect(Buffer.from(secret?.data['tls.crt'] ?? '', 'base64').toString()).to.equal(result.serving.pem);
+    expect(secret?.metadata.labels).to.deep.equal({ from: 'kustomize' });
   });
 
   it('a Secret of the wrong type: names it, says the type cannot change and what to do', async () => {
-    const { api, run } = setup();
-    api.put(`${SECRETS}/webhook-tls`, { metadata: { name: 'webhook-tls' }, type: 'Opaque', data: {} });
+    const { server, run } = setup();
+    server.seed(SECRETS, { metadata: { name: 'webhook-tls' }, type: 'Opaque', data: {} });
     const error = await expectCertsError(run());
     expect(error.code).to.equal('WrongSecretType');
     expect(error.message).to.equal(
@@ -201,39 +205,38 @@ describe('certs: Secret store', () => {
   });
 
   it('no permission: the server message, the object and the RBAC file to apply', async () => {
-    const { api, run } = setup();
-    const server =
+    const { server, run } = setup();
+    const message =
       'secrets "webhook-tls-ca" is forbidden: User "system:serviceaccount:staticsite-system:certs" cannot get resource "secrets" in API group "" in the namespace "staticsite-system"';
-    api.fail('GET', `${SECRETS}/webhook-tls-ca`, 403, server);
+    server.failNext(on('GET', `${SECRETS}/webhook-tls-ca`), { status: 403, reason: 'Forbidden', message });
     const error = await expectCertsError(run());
     expect(error.code).to.equal('Forbidden');
     expect(error.message).to.equal(
-      `cannot get Secret staticsite-system/webhook-tls-ca: ${server}. Bind the bootstrapper's ServiceAccount to the Role in manifests/certs/certs-rbac.yaml ` +
+      `cannot get Secret staticsite-system/webhook-tls-ca: ${message}. Bind the bootstrapper's ServiceAccount to the Role in manifests/certs/certs-rbac.yaml ` +
         '(get and patch on Secrets webhook-tls and webhook-tls-ca, create on Secrets, in namespace staticsite-system).',
     );
   });
 
   it('a concurrent change between read and write is a Conflict, not a silent overwrite', async () => {
-    const { api, run, clock } = setup();
+    const { server, run, clock } = setup();
     await run();
     clock.set('2026-05-15T00:00:00Z');
-    api.fail(
-      'PATCH',
-      `${SECRETS}/webhook-tls`,
-      409,
-      'Operation cannot be fulfilled on secrets "webhook-tls": the object has been modified',
-    );
+    server.failNext(on('PATCH', `${SECRETS}/webhook-tls`), {
+      status: 409,
+      reason: 'Conflict',
+      message: 'Operation cannot be fulfilled on secrets "webhook-tls": the object has been modified',
+    });
     const error = await expectCertsError(run());
     expect(error.code).to.equal('Conflict');
     expect(error.message).to.include('run bootstrap again (--watch retries by itself)');
   });
 
   it('corrupt PEM in a Secret names the Secret and key, and says how to start over', async () => {
-    const { api, run } = setup();
+    const { server, run } = setup();
     await run();
-    const path = `${SECRETS}/webhook-tls-ca`;
-    const live = api.get(path) as { data: Record<string, string> };
-    api.put(path, { ...live, data: { ...live.data, 'ca.crt': Buffer.from('not pem').toString('base64') } });
+    server.modify<Secret>(SECRETS, 'webhook-tls-ca', (live) => {
+      live.data['ca.crt'] = Buffer.from('not pem').toString('base64');
+    });
     const error = await expectCertsError(run());
     expect(error.code).to.equal('CorruptPem');
     expect(error.message).to.equal(

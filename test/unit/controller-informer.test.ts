@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { silentLogger } from '../../controller/observability/logger.ts';
-import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { type ChangeType, Informer } from '../../kube/informer.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { CONFIGMAPS } from '../../kube/resources.ts';
+import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
 
 const NS = 'ns';
 const COLLECTION = `/api/v1/namespaces/${NS}/configmaps`;
@@ -18,7 +18,7 @@ function cm(
 }
 
 describe('controller: informer', () => {
-  let clock: FakeClock;
+  let clock: ManualClock;
   let server: FakeApiServer;
   let informer: Informer<KubeObject>;
   let changes: Array<[ChangeType, string]>;
@@ -27,7 +27,7 @@ describe('controller: informer', () => {
   const lists = () => server.requests.filter((r) => r.method === 'GET' && r.path === COLLECTION);
 
   beforeEach(async () => {
-    clock = new FakeClock();
+    clock = new ManualClock();
     server = new FakeApiServer();
     server.seed(COLLECTION, cm('a'));
     server.seed(COLLECTION, cm('b'));

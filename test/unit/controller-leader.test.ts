@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { type LeadershipEnd, LeaseElector } from '../../controller/leader/lease-elector.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
-import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { Lease } from '../../kube/objects.ts';
+import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/sys/leases';
 
@@ -15,7 +15,7 @@ interface Candidate {
 }
 
 describe('controller: leader election on a Lease', () => {
-  let clock: FakeClock;
+  let clock: ManualClock;
   let server: FakeApiServer;
 
   const lease = () => server.read<Lease>(LEASES, 'staticsite-controller');
@@ -38,7 +38,7 @@ describe('controller: leader election on a Lease', () => {
   }
 
   beforeEach(() => {
-    clock = new FakeClock();
+    clock = new ManualClock();
     server = new FakeApiServer();
   });
 

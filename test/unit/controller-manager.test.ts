@@ -5,9 +5,10 @@ import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { ControllerMetrics } from '../../controller/observability/metrics.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
-import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment } from '../../kube/objects.ts';
+import { Probes } from '../../kube/probes-server.ts';
+import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
 
 const NS = 'web';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
@@ -15,7 +16,7 @@ const CMS = `/api/v1/namespaces/${NS}/configmaps`;
 const DEPLOYS = `/apis/apps/v1/namespaces/${NS}/deployments`;
 
 describe('controller: manager (informers, queue and workers together)', () => {
-  let clock: FakeClock;
+  let clock: ManualClock;
   let server: FakeApiServer;
   let manager: ControllerManager;
   let stop: AbortController;
@@ -37,7 +38,7 @@ describe('controller: manager (informers, queue and workers together)', () => {
   });
 
   beforeEach(async () => {
-    clock = new FakeClock();
+    clock = new ManualClock();
     server = new FakeApiServer();
     records.clear();
     server.seed(SITES, site('a'));
@@ -75,15 +76,17 @@ describe('controller: manager (informers, queue and workers together)', () => {
     expect(server.read<StaticSiteV1>(SITES, 'a')?.metadata.finalizers).to.deep.equal([FINALIZER]);
     expect(server.read(CMS, 'a')).to.not.equal(undefined);
     expect(records.has(`${NS}/a`)).to.equal(true);
-    expect(manager.readiness()).to.deep.equal({
-      ok: true,
-      lines: [
-        '[+]informer-staticsites ok',
-        '[+]informer-configmaps ok',
-        '[+]informer-deployments ok',
-        '[+]informer-services ok',
-      ],
-    });
+    // k8s.io/apiserver healthz.go's verbose answer: "[+]%s ok" per check, then "%s check passed".
+    expect(new Probes({ ready: manager.readiness() }).answer('/readyz?verbose')?.body).to.equal(
+      '[+]informer-staticsites ok\n' +
+        '[+]informer-configmaps ok\n' +
+        '[+]informer-deployments ok\n' +
+        '[+]informer-services ok\n' +
+        'readyz check passed\n',
+    );
+    expect(new Probes({ live: manager.liveness() }).answer('/livez?verbose')?.body).to.equal(
+      '[+]ping ok\n[+]controller ok\nlivez check passed\n',
+    );
   });
 
   it('a child’s deletion re-queues its owner, which recreates it', async () => {

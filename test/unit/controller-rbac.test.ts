@@ -7,9 +7,9 @@ import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { RecordStore } from '../../controller/records/record-store.ts';
-import { FakeApiServer, FakeClock, settle } from '../../controller/testing.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment, KubeObject, Service } from '../../kube/objects.ts';
+import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
 
 interface Rule {
   apiGroups: string[];
@@ -62,7 +62,7 @@ describe('controller: RBAC manifest', () => {
   it('covers every call the controller makes, and grants nothing it never makes', async () => {
     const server = new FakeApiServer();
     const api = new KubeApi(server);
-    const clock = new FakeClock();
+    const clock = new ManualClock();
     const NS = 'web';
     const cms = `/api/v1/namespaces/${NS}/configmaps`;
     const deploys = `/apis/apps/v1/namespaces/${NS}/deployments`;

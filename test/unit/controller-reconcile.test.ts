@@ -6,9 +6,9 @@ import { silentLogger } from '../../controller/observability/logger.ts';
 import type { ChildLookup } from '../../controller/reconcile/ensure.ts';
 import { ReconcileProblem, SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
-import { FakeApiServer, FakeClock } from '../../controller/testing.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment, KubeObject, Service } from '../../kube/objects.ts';
+import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
 
 const NS = 'web';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
@@ -58,7 +58,7 @@ describe('controller: reconcile', () => {
       },
       records,
       events,
-      clock: new FakeClock(),
+      clock: new ManualClock(),
       logger: silentLogger(),
       config: { image: 'nginx:test', baseDomain: 'sites.test' },
     });

@@ -4,7 +4,7 @@ import {
   ItemExponentialFailureRateLimiter,
 } from '../../controller/queue/rate-limiter.ts';
 import { WorkQueue } from '../../controller/queue/work-queue.ts';
-import { FakeClock, settle } from '../../controller/testing.ts';
+import { ManualClock, settle } from '../../kube/testing/index.ts';
 
 describe('controller: rate limiter', () => {
   // Expected values: client-go util/workqueue/default_rate_limiters_test.go, TestItemExponentialFailureRateLimiter.
@@ -31,11 +31,11 @@ describe('controller: rate limiter', () => {
 });
 
 describe('controller: work queue', () => {
-  let clock: FakeClock;
+  let clock: ManualClock;
   let queue: WorkQueue;
 
   beforeEach(() => {
-    clock = new FakeClock();
+    clock = new ManualClock();
     queue = new WorkQueue(clock, new ItemExponentialFailureRateLimiter(5, 1_000_000));
   });
 

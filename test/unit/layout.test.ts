@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { expect } from 'chai';
 
@@ -10,7 +10,7 @@ const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--excl
   encoding: 'utf8',
 })
   .split('\n')
-  .filter((f) => f !== '' && !f.startsWith('node_modules/') && !f.startsWith('dist/'));
+  .filter((f) => f !== '' && !f.startsWith('node_modules/') && !f.startsWith('dist/') && existsSync(join(root, f)));
 const NOT_SOURCE = new Set(['test', 'bench']);
 const sources = tracked.filter((f) => !NOT_SOURCE.has(f.split('/')[0] ?? ''));
 const topOf = (file: string) => file.split('/')[0] ?? '';

@@ -259,10 +259,32 @@ describe('cli: staticsite validate runs the CRD CEL rules', () => {
     await writeFile(join(dir, 'ok.yaml'), stringify(site('shop', { content: 'x' })));
     const result = await cli(['validate', '--crd', join(dir, 'bad-crd.yaml'), join(dir, 'ok.yaml')]);
     expect(result.code).to.equal(2);
-    // What kube-apiserver answers when such a CRD is written (see the compile cases of the CEL parity suite).
+    // What kube-apiserver answers when such a CRD is written: one version, so the schema sits in
+    // spec.validation (test/e2e/regexp-parity.test.ts and the CEL parity compile cases check it).
     expect(result.stderr).to.include(
-      'CustomResourceDefinition.apiextensions.k8s.io "staticsites.staticsite.dev" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value:',
+      'CustomResourceDefinition.apiextensions.k8s.io "staticsites.staticsite.dev" is invalid: spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value:',
     );
     expect(result.stderr).to.include('no matching overload');
+  });
+});
+
+describe('cli: staticsite validate with a catastrophic pattern (Go regexps run in linear time)', () => {
+  it('^(a+)+$ on 30 characters answers at once with the API server message', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'validate-redos-'));
+    try {
+      const crd = buildCrd({ schemaOnly: true });
+      const spec = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.spec;
+      if (spec?.properties) spec.properties.content = { type: 'string', pattern: '^(a+)+$' };
+      await writeFile(join(dir, 'crd.yaml'), stringify(crd));
+      await writeFile(join(dir, 'site.yaml'), stringify(site('shop', { content: `${'a'.repeat(30)}!` })));
+      const started = performance.now();
+      const result = await cli(['validate', '--crd', join(dir, 'crd.yaml'), join(dir, 'site.yaml')]);
+      expect(performance.now() - started).to.be.below(2000);
+      expect(result.code).to.equal(1);
+      // kube-openapi errors.FailedPattern, as test/e2e/regexp-parity.test.ts sees from the API server.
+      expect(result.stdout).to.include("spec.content in body should match '^(a+)+$'");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

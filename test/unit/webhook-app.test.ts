@@ -414,17 +414,30 @@ for (const [adapter, create] of ADAPTERS) {
       expect(get.body.message).to.equal('no route for GET /validate: use POST /mutate, /validate or /convert');
     });
 
-    it('answers /healthz and /readyz', async () => {
+    it('answers /healthz and /readyz as k8s.io/apiserver healthz.go does', async () => {
       const { app } = setup(create);
       expect((await request(app).get('/healthz').expect(200)).text).to.equal('ok');
       expect((await request(app).get('/readyz').expect(200)).text).to.equal('ok');
+      expect((await request(app).get('/readyz?verbose').expect(200)).text).to.equal(
+        '[+]ping ok\nreadyz check passed\n',
+      );
+      const failing = setup(create, {
+        readiness: [{ name: 'staticsite-cache', check: () => ({ ok: false, reason: 'not synced' }) }],
+      });
+      const res = await request(failing.app).get('/readyz').expect(500);
+      expect(res.text).to.equal('[-]staticsite-cache failed: reason withheld\nreadyz check failed\n');
     });
 
     it('a probe that throws: 500 and a metric, and the server keeps serving', async () => {
       const { app, metrics } = setup(create, {
-        readiness: () => {
-          throw new Error('cache gone');
-        },
+        readiness: [
+          {
+            name: 'staticsite-cache',
+            check: () => {
+              throw new Error('cache gone');
+            },
+          },
+        ],
       });
       const res = await request(app).get('/readyz').expect(500);
       expect(res.body).to.deep.include({ kind: 'Status', code: 500, reason: 'InternalError' });

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { expect } from 'chai';
 import { pino } from 'pino';
+import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
+import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
 import type { RunningWebhook } from '../../webhook/server.ts';
 import { startLoopbackWebhook } from '../support/loopback-servers.ts';
-import { type LoopbackCerts, loopbackCerts } from '../support/webhook-certs.ts';
 
 function post(port: number, ca: string, path: string, body: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -58,10 +59,18 @@ describe('webhook: the HTTPS server', function () {
     expect(JSON.parse(res.body).response.allowed).to.equal(true);
   });
 
-  it('standalone: ready, and /readyz says the cross-object rule is off', async () => {
+  it('standalone: ready, and /readyz?verbose says the cross-object rule is off', async () => {
+    // k8s.io/apiserver healthz.go: "ok" when healthy; with ?verbose "[+]%s ok" per check and
+    // "%s check passed". The note is a "warn:" line, the form healthz.go uses for its remarks.
     const res = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
-    expect(res.status).to.equal(200);
-    expect(await res.text()).to.equal('ok\nstandalone: no cluster access, the unique-hostname rule is off');
+    expect([res.status, await res.text()]).to.deep.equal([200, 'ok']);
+    const verbose = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
+    expect([verbose.status, await verbose.text()]).to.deep.equal([
+      200,
+      '[+]staticsite-cache ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
+    ]);
+    const live = await fetch(`http://127.0.0.1:${webhook.metricsPort}/livez`);
+    expect([live.status, await live.text()]).to.deep.equal([200, 'ok']);
   });
 
   it('speaks HTTP/1.1 only and refuses TLS below 1.2', async () => {
@@ -90,6 +99,40 @@ describe('webhook: the HTTPS server', function () {
       (e: NodeJS.ErrnoException) => e,
     );
     expect(error?.code).to.equal('ECONNREFUSED');
+  });
+});
+
+describe('webhook: readiness while the StaticSite cache has not synced', function () {
+  this.timeout(20_000);
+
+  it('/readyz fails, names the check, says what is missing, and logs the reason', async () => {
+    const certs = await loopbackCerts();
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const index = new MemoryHostnameIndex(); // synced: false
+    const webhook = await startLoopbackWebhook(certs.dir, {
+      logger,
+      hostnames: { index, start: async () => {}, stop: async () => {} },
+    });
+    try {
+      // k8s.io/apiserver healthz.go: on failure always verbose, "[-]%s failed: reason withheld",
+      // "%s check failed", 500.
+      const res = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
+      expect([res.status, await res.text()]).to.deep.equal([
+        500,
+        '[-]staticsite-cache failed: reason withheld\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
+      ]);
+      expect(lines.find((l) => l.msg === 'readyz check failed')).to.deep.include({
+        checks: ['[-]staticsite-cache failed: StaticSite cache not synced yet'],
+        notes: ['StaticSite cache not synced yet'],
+      });
+      index.synced = true;
+      const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
+      expect([ready.status, await ready.text()]).to.deep.equal([200, '[+]staticsite-cache ok\nreadyz check passed\n']);
+    } finally {
+      await webhook.close();
+      await rm(certs.dir, { recursive: true, force: true });
+    }
   });
 });
 

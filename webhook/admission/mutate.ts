@@ -1,5 +1,5 @@
 import jsonPatch from 'fast-json-patch';
-import { FINALIZER, VERSION_V1 } from '../../api/index.ts';
+import { defaultHostname, FINALIZER, VERSION_V1 } from '../../api/index.ts';
 import { decodeObject, isJsonObject, type JsonObject } from '../../crd/index.ts';
 import { errored, patched } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse } from './review.ts';
@@ -12,11 +12,8 @@ export interface MutatorOptions {
   baseDomain: string;
 }
 
-/** The hostname default, or undefined when the name is not known yet (generateName). */
-export function defaultHostname(name: unknown, namespace: unknown, baseDomain: string): string | undefined {
-  if (typeof name !== 'string' || name === '' || typeof namespace !== 'string' || namespace === '') return undefined;
-  return `${name}.${namespace}.${baseDomain}`;
-}
+/** The hostname default lives in api/ (the controller uses it too); re-exported for webhook/index.ts. */
+export { defaultHostname };
 
 /**
  * The mutating webhook: decode as the API server does (prune unknown fields with a warning each in

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { type Check, Probes } from '../../kube/probes-server.ts';
 import {
   createReviewEndpoint,
   REVIEW_PATHS,
@@ -12,14 +13,14 @@ import {
 
 export type { AdmissionHandler } from './review-endpoints.ts';
 
-export interface Readiness {
-  ready: boolean;
-  /** What is missing (not ready) or what is off (ready, but degraded: for example the cross-object rule). */
-  notes: string[];
-}
+/**
+ * The webhook's readiness: named checks, each ok or failing with a reason, and with a public note
+ * for what is missing or off (for example the cross-object rule). See kube/probes-server.ts.
+ */
+export type Readiness = readonly Check[];
 
 export interface WebhookAppOptions extends ReviewEndpointOptions {
-  readiness?: () => Readiness;
+  readiness?: Readiness;
 }
 
 const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
@@ -31,15 +32,12 @@ function expressApp(options: WebhookAppOptions, review: ReviewEndpoint): express
 
   for (const path of REVIEW_PATHS) app.post(path, (req, res) => review(path, req, res));
 
-  app.get('/healthz', (_req, res) => {
-    res.type('text/plain').send('ok');
-  });
-  app.get('/readyz', (_req, res) => {
-    const readiness = options.readiness?.() ?? { ready: true, notes: [] };
-    res
-      .status(readiness.ready ? 200 : 503)
-      .type('text/plain')
-      .send([readiness.ready ? 'ok' : 'not ready', ...readiness.notes].join('\n'));
+  // The same answers as the probes port (kube/probes-server.ts): Kubernetes' healthz format.
+  const probes = new Probes({ ready: options.readiness }, options.logger);
+  app.get([...PROBE_PATHS], (req, res, next) => {
+    const answer = probes.answer(req.originalUrl);
+    if (answer) res.status(answer.status).set(answer.headers).send(answer.body);
+    else next(); // `/readyz/` or `/READYZ`: Express matched, the probes do not
   });
 
   app.use((req: Request, res: Response) => {

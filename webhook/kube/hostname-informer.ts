@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import { API_VERSION_V1, convertStaticSite, type StaticSiteV1 } from '../../api/index.ts';
+import { API_VERSION_V1, convertStaticSite, STATICSITES, type StaticSiteV1 } from '../../api/index.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { SystemClock } from '../../kube/clock.ts';
 import { Informer } from '../../kube/informer.ts';
 import { loadKubeConfig } from '../../kube/kube-config.ts';
 import type { KubeObject } from '../../kube/objects.ts';
-import { STATICSITES } from '../../kube/resources.ts';
 import { HttpsTransport } from '../../kube/transport.ts';
 import { type HostnameIndex, MemoryHostnameIndex } from '../admission/hostname-index.ts';
 import type { HostnameSource } from '../server.ts';

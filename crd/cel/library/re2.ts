@@ -1,26 +1,25 @@
 /**
- * RE2 (Go regexp) patterns -> JavaScript RegExp. Handles the RE2-only syntax that Kubernetes rules use:
- * leading inline flags `(?i)`, `(?s)`, `(?m)`, `(?U)` is rejected, `\z`, `\A`, POSIX classes `[[:alpha:]]`.
- * Compiled patterns are cached per cache object (one per environment).
+ * RE2 patterns for the CEL regex functions, on the engine's Go regexp (linear time, Go's syntax and
+ * errors), plus cel-go's refusal of the ungreedy flag. Compiled patterns are cached per cache object
+ * (one per environment).
  */
-import { compileGoRegexp } from '../../apimachinery/go-regexp.ts';
+import { compileGoRegexp, type GoRegexp } from '../../apimachinery/go-regexp.ts';
 import { CelFunctionError } from './errors.ts';
 
-export type RegexCache = Map<string, RegExp | Error>;
+export type RegexCache = Map<string, GoRegexp | Error>;
 
-/** The schema engine's Go-regexp translation, plus cel-go's refusal of the ungreedy flag. */
-function translate(pattern: string): RegExp {
+function compile(pattern: string): GoRegexp {
   const lead = /^\(\?([imsU]+)\)/.exec(pattern);
-  if (lead?.[1]?.includes('U')) throw new Error('invalid or unsupported Perl syntax: `(?U`');
+  if (lead?.[1]?.includes('U')) throw new Error('error parsing regexp: invalid or unsupported Perl syntax: `(?U`');
   return compileGoRegexp(pattern);
 }
 
-/** Compiles an RE2 pattern, throwing cel-go's error text when the pattern does not compile. */
-export function compileRe2(cache: RegexCache, pattern: string, errorPrefix = 'Illegal regex: '): RegExp {
+/** Compiles an RE2 pattern, throwing `errorPrefix` + Go's error text when the pattern does not compile. */
+export function compileRe2(cache: RegexCache, pattern: string, errorPrefix = 'Illegal regex: '): GoRegexp {
   let hit = cache.get(pattern);
   if (hit === undefined) {
     try {
-      hit = translate(pattern);
+      hit = compile(pattern);
     } catch (error) {
       hit = error instanceof Error ? error : new Error(String(error));
     }

@@ -1,69 +1,7 @@
-/**
- * Test doubles for the controller: a clock tests advance by hand and an in-memory API server
- * speaking the controller's transport. Used by test/unit/controller-*.test.ts; never by production code.
- */
-import type { Clock, TimerHandle } from '../kube/clock.ts';
-import type { KubeObject, WatchEvent } from '../kube/objects.ts';
-import type { KubeTransport, Query, TransportRequest, TransportResponse, TransportStream } from '../kube/transport.ts';
-
-interface Timer {
-  id: number;
-  at: number;
-  seq: number;
-  callback: () => void;
-}
-
-/** Lets pending promise callbacks run (several rounds, for chains of awaits). */
-export async function settle(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
-/** A clock that only moves when told to. */
-export class FakeClock implements Clock {
-  private current: number;
-  private readonly timers = new Map<number, Timer>();
-  private next = 1;
-  private seq = 0;
-
-  constructor(start = Date.parse('2026-11-29T12:00:00Z')) {
-    this.current = start;
-  }
-
-  now(): number {
-    return this.current;
-  }
-
-  setTimeout(callback: () => void, ms: number): TimerHandle {
-    const id = this.next++;
-    this.timers.set(id, { id, at: this.current + Math.max(0, ms), seq: this.seq++, callback });
-    return { id };
-  }
-
-  clearTimeout(handle: TimerHandle): void {
-    this.timers.delete(handle.id);
-  }
-
-  pending(): number {
-    return this.timers.size;
-  }
-
-  /** Moves time forward by `ms`, firing due timers in order and letting promises settle after each. */
-  async advance(ms: number): Promise<void> {
-    const target = this.current + ms;
-    for (;;) {
-      await settle();
-      const due = [...this.timers.values()]
-        .filter((t) => t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
-      if (!due) break;
-      this.timers.delete(due.id);
-      this.current = Math.max(this.current, due.at);
-      due.callback();
-    }
-    this.current = target;
-    await settle();
-  }
-}
+import type { KubeObject, WatchEvent } from '../objects.ts';
+import { JSON_PATCH_CONTENT_TYPE, type JsonPatchOperation, MERGE_PATCH_CONTENT_TYPE } from '../patch-types.ts';
+import type { KubeTransport, Query, TransportRequest, TransportResponse, TransportStream } from '../transport.ts';
+import { applyJsonPatch, applyMergePatch } from './patches.ts';
 
 /** A recorded request to the fake API server. */
 export interface RecordedRequest {
@@ -71,9 +9,12 @@ export interface RecordedRequest {
   path: string;
   query?: Query;
   body?: unknown;
+  /** Only when the request named one (patches). */
+  contentType?: string;
 }
 
-type Fault = { status: number; reason: string; message?: string };
+/** A failure to answer with: a Status of this code and reason; the message defaults to the reason. */
+export type Fault = { status: number; reason: string; message?: string };
 
 class EventStream implements AsyncIterable<string> {
   private readonly lines: string[] = [];
@@ -127,10 +68,11 @@ function labelsMatch(object: KubeObject, selector: string | undefined): boolean 
 }
 
 /**
- * An in-memory API server for unit tests: collections keyed by path, resourceVersions, optimistic
- * concurrency (409 Conflict on a stale resourceVersion), 409 AlreadyExists, /status subresources,
+ * An in-memory API server for unit tests, speaking KubeTransport: collections keyed by path,
+ * resourceVersions, optimistic concurrency (409 Conflict on a stale resourceVersion, in a PUT or as
+ * a merge patch's precondition), 409 AlreadyExists, /status subresources, merge and JSON patches,
  * label-selector lists and watches, and injectable faults. Not a faithful API server: only what the
- * controller's calls need.
+ * controller's, the webhook informer's and the cert bootstrapper's calls need.
  */
 export class FakeApiServer implements KubeTransport {
   readonly requests: RecordedRequest[] = [];
@@ -232,7 +174,13 @@ export class FakeApiServer implements KubeTransport {
   }
 
   async request(method: string, path: string, options: TransportRequest = {}): Promise<TransportResponse> {
-    const r: RecordedRequest = { method, path, query: options.query, body: options.body };
+    const r: RecordedRequest = {
+      method,
+      path,
+      query: options.query,
+      body: options.body,
+      ...(options.contentType && { contentType: options.contentType }),
+    };
     this.requests.push(r);
     await Promise.resolve();
     const fault = this.fault(r);
@@ -292,11 +240,33 @@ export class FakeApiServer implements KubeTransport {
       }
       return this.ok(this.store(collection, next, 'MODIFIED'));
     }
-    if (method === 'PATCH' && body) {
-      const next = { ...structuredClone(current), ...(body as unknown as Record<string, unknown>) } as KubeObject;
-      return this.ok(this.store(collection, next, 'MODIFIED'));
-    }
+    if (method === 'PATCH' && options.body !== undefined) return this.patch(collection, current, options);
     return this.status(405, 'MethodNotAllowed', method);
+  }
+
+  private patch(collection: string, current: KubeObject, options: TransportRequest): TransportResponse {
+    let next: KubeObject;
+    if (options.contentType === MERGE_PATCH_CONTENT_TYPE) {
+      const patch = structuredClone(options.body) as Partial<KubeObject>;
+      const rv = patch.metadata?.resourceVersion;
+      if (rv !== undefined && rv !== current.metadata.resourceVersion) {
+        return this.status(
+          409,
+          'Conflict',
+          'the object has been modified; please apply your changes to the latest version and try again',
+        );
+      }
+      next = applyMergePatch(structuredClone(current), patch) as KubeObject;
+    } else if (options.contentType === JSON_PATCH_CONTENT_TYPE) {
+      try {
+        next = applyJsonPatch(current, options.body as JsonPatchOperation[]);
+      } catch (error) {
+        return this.status(422, 'Invalid', (error as Error).message);
+      }
+    } else {
+      return this.status(415, 'UnsupportedMediaType', `unsupported patch type ${options.contentType}`);
+    }
+    return this.ok(this.store(collection, next, 'MODIFIED'));
   }
 
   private isCollectionPath(path: string): boolean {

@@ -1,0 +1,9 @@
+/**
+ * `spec.hostname`'s default, `<name>.<namespace>.<baseDomain>`: the webhook writes it into v1 objects
+ * and the controller uses it for a site whose spec has none. Undefined while the name or namespace
+ * is not known yet (a create with generateName).
+ */
+export function defaultHostname(name: unknown, namespace: unknown, baseDomain: string): string | undefined {
+  if (typeof name !== 'string' || name === '' || typeof namespace !== 'string' || namespace === '') return undefined;
+  return `${name}.${namespace}.${baseDomain}`;
+}

@@ -1,0 +1,70 @@
+import type { StaticSiteV1 } from '../api/index.ts';
+import type { ChangeType, Informer } from '../kube/informer.ts';
+import { type ConfigMap, type Deployment, type KubeObject, objectKey, type Service } from '../kube/objects.ts';
+import { EchoFilter } from './echo-filter.ts';
+import { INSTANCE_LABEL } from './reconcile/children.ts';
+import { ownerKey } from './reconcile/ownership.ts';
+
+/** Where event handlers put keys: the controller's work queue. */
+export interface KeySink {
+  add(key: string): void;
+}
+
+export interface WatchedInformers {
+  sites: Informer<StaticSiteV1>;
+  configMaps: Informer<ConfigMap>;
+  deployments: Informer<Deployment>;
+  services: Informer<Service>;
+}
+
+/** The site a child belongs to: its controller owner reference, else its instance label. */
+export function ownerSiteKey(object: KubeObject): string | undefined {
+  const instance = object.metadata.labels?.[INSTANCE_LABEL];
+  return (
+    ownerKey(object) ?? (instance && object.metadata.namespace ? `${object.metadata.namespace}/${instance}` : undefined)
+  );
+}
+
+/**
+ * What turns informer events into queue keys, as controller-runtime's EnqueueRequestForObject and
+ * EnqueueRequestForOwner do: a StaticSite event enqueues the site's key, a ConfigMap, Deployment
+ * or Service event enqueues its owning site. Events that merely echo this controller's own writes
+ * (told through `wrote`) are dropped by the EchoFilter.
+ */
+export class EventHandlers {
+  private readonly echoes = new EchoFilter();
+  private readonly queue: KeySink;
+
+  constructor(queue: KeySink) {
+    this.queue = queue;
+  }
+
+  /** Subscribes to the informers' changes. */
+  register(informers: WatchedInformers): void {
+    informers.sites.onChange((type, site) => this.onSiteChange(type, site));
+    informers.configMaps.onChange((type, object) => this.onChildChange('ConfigMap', type, object));
+    informers.deployments.onChange((type, object) => this.onChildChange('Deployment', type, object));
+    informers.services.onChange((type, object) => this.onChildChange('Service', type, object));
+  }
+
+  /** The reconciler wrote `object`: the watch event that echoes this write is not a change. */
+  wrote(kind: string, object: KubeObject): void {
+    this.echoes.wrote(kind, object);
+  }
+
+  onSiteChange(type: ChangeType, site: StaticSiteV1): void {
+    if (type === 'delete') {
+      this.echoes.forget('StaticSite', site);
+    } else if (this.echoes.isEcho('StaticSite', site)) {
+      return;
+    }
+    this.queue.add(objectKey(site));
+  }
+
+  onChildChange(kind: string, type: ChangeType, object: KubeObject): void {
+    if (type === 'delete') this.echoes.forget(kind, object);
+    else if (this.echoes.isEcho(kind, object)) return;
+    const key = ownerSiteKey(object);
+    if (key) this.queue.add(key);
+  }
+}

@@ -1,0 +1,3 @@
+module staticsite-operator/devenv/goregexp
+
+go 1.24

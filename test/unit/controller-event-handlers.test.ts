@@ -1,0 +1,52 @@
+import { expect } from 'chai';
+import type { StaticSiteV1 } from '../../api/index.ts';
+import { EventHandlers } from '../../controller/event-handlers.ts';
+import { INSTANCE_LABEL } from '../../controller/reconcile/children.ts';
+import { controllerReference } from '../../controller/reconcile/ownership.ts';
+import type { KubeObject } from '../../kube/objects.ts';
+
+describe('controller: event handlers (informer events -> queue keys)', () => {
+  const site = (rv: string): StaticSiteV1 => ({
+    apiVersion: 'staticsite.dev/v1',
+    kind: 'StaticSite',
+    metadata: { name: 'shop', namespace: 'web', uid: 'u1', resourceVersion: rv },
+    spec: { content: 'x', replicas: 1 },
+  });
+
+  function handlers() {
+    const keys: string[] = [];
+    return { keys, handlers: new EventHandlers({ add: (key) => keys.push(key) }) };
+  }
+
+  it('a site event enqueues the site; the echo of our own write does not', () => {
+    const { keys, handlers: h } = handlers();
+    h.onSiteChange('add', site('1'));
+    h.wrote('StaticSite', site('2'));
+    h.onSiteChange('update', site('2'));
+    h.onSiteChange('update', site('3'));
+    h.onSiteChange('delete', site('3'));
+    expect(keys).to.deep.equal(['web/shop', 'web/shop', 'web/shop']);
+  });
+
+  it('a child event enqueues its owner: the controller reference, else the instance label', () => {
+    const { keys, handlers: h } = handlers();
+    const owned: KubeObject = {
+      metadata: {
+        name: 'shop-x',
+        namespace: 'web',
+        resourceVersion: '5',
+        ownerReferences: [controllerReference(site('1'))],
+      },
+    };
+    const labelled: KubeObject = {
+      metadata: { name: 'other', namespace: 'web', resourceVersion: '6', labels: { [INSTANCE_LABEL]: 'blog' } },
+    };
+    const orphan: KubeObject = { metadata: { name: 'stray', namespace: 'web', resourceVersion: '7' } };
+    h.onChildChange('Deployment', 'update', owned);
+    h.onChildChange('ConfigMap', 'delete', labelled);
+    h.onChildChange('Service', 'add', orphan);
+    h.wrote('Deployment', { metadata: { ...owned.metadata, resourceVersion: '8' } });
+    h.onChildChange('Deployment', 'update', { metadata: { ...owned.metadata, resourceVersion: '8' } });
+    expect(keys).to.deep.equal(['web/shop', 'web/blog']);
+  });
+});
