@@ -6,9 +6,11 @@ import { Optional } from '@marcbachmann/cel-js';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
 import type { JSONSchemaProps } from '../../api/openapi.ts';
 import { checkExpression } from './check.ts';
+import { PER_CALL_LIMIT } from './compile.ts';
 import { schemaDeclType } from './decl-types.ts';
 import { formatDurationSeconds } from './duration.ts';
 import { baseEnvironment, ObjectTypeTable } from './environment.ts';
+import { instrumentProgram } from './runtime-cost.ts';
 import { runtimeErrorText } from './runtime-errors.ts';
 import { plainToCel, toCelValue } from './values.ts';
 
@@ -57,6 +59,9 @@ export function evaluateExpression(expression: string, input: ExpressionInput = 
   const checked = checkExpression(scoped, expression, new Map(), declared);
   if (checked.issue !== undefined || !checked.program)
     return { error: checked.issue ?? 'unexpected compilation error' };
+  // The API server's per-call limit (celconfig.PerCallLimit), as for every rule it evaluates.
+  checked.program.counter = { cost: 0, limit: PER_CALL_LIMIT };
+  instrumentProgram(checked.program.ast, checked.program.counter);
   const activation: Record<string, unknown> = {};
   if (input.self !== undefined) activation.self = convert(input.self);
   if (input.oldSelf !== undefined) activation.oldSelf = convert(input.oldSelf);

@@ -57,3 +57,17 @@ describe('cli: staticsite cel', () => {
     expect(bad.stderr).to.contain('--self: invalid JSON');
   });
 });
+
+describe('cli: staticsite cel stops at the API server per-call cost limit', () => {
+  it('three nested maps over 300 strings: cel-go error text (interpreter: actual cost limit exceeded), quickly', async () => {
+    const self = JSON.stringify(Array.from({ length: 300 }, (_, i) => `s${i}`));
+    const started = performance.now();
+    const r = await cel('self.map(a, self.map(b, self.map(c, a + b + c))).size()', '--self', self);
+    expect(performance.now() - started).to.be.below(5000);
+    expect(r).to.deep.equal({
+      code: 1,
+      stdout: '{"error":"operation cancelled: actual cost limit exceeded"}\n',
+      stderr: '',
+    });
+  });
+});
