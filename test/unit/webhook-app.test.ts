@@ -276,6 +276,23 @@ for (const [adapter, create] of ADAPTERS) {
         expect(object.status).to.deep.equal({ readyReplicas: 2 });
       });
 
+      it('passes numbers through digit for digit, also integers beyond 2^53 (the API server holds int64)', async () => {
+        const { app } = setup(create);
+        const review = fixture('conversion/v1-to-v1alpha1.json') as {
+          request: { objects: Array<Record<string, unknown>> };
+        };
+        const object = review.request.objects[0] as Record<string, unknown>;
+        const body = JSON.stringify({
+          ...review,
+          request: { ...review.request, objects: [{ ...object, extra: { big: 1, small: 2, ratio: 3 } }] },
+        })
+          .replace('"big":1', '"big":9007199254740993')
+          .replace('"small":2', '"small":-9223372036854775808')
+          .replace('"ratio":3', '"ratio":0.1');
+        const res = await request(app).post('/convert').set('content-type', 'application/json').send(body).expect(200);
+        expect(res.text).to.include('"extra":{"big":9007199254740993,"small":-9223372036854775808,"ratio":0.1}');
+      });
+
       it('reports an object it cannot convert as a Failure result naming it, not a crash', async () => {
         const { app } = setup(create);
         const res = await request(app).post('/convert').send(fixture('conversion/bad-object.json')).expect(200);

@@ -22,8 +22,35 @@ function nestsDeeper(node: unknown, limit: number, depth: number): boolean {
   return false;
 }
 
+/** JSON.rawJSON and the reviver's source text (ES2025, Node >= 21), not yet in TypeScript's lib. */
+const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+type SourceReviver = (key: string, value: unknown, context: { source?: string }) => unknown;
+const INTEGER = /^-?\d+$/;
+
+/**
+ * Keeps integers beyond 2^53 exactly as written (the API server holds them as int64): they come back
+ * out of JSON.stringify with the same digits instead of the nearest double.
+ */
+const exactIntegers: SourceReviver = (_key, value, context) =>
+  typeof value === 'number' &&
+  !Number.isSafeInteger(value) &&
+  context.source !== undefined &&
+  INTEGER.test(context.source)
+    ? rawJSON(context.source)
+    : value;
+
+export interface DecodeOptions {
+  /** Integers beyond 2^53 stay exact (opaque values that serialize as written): for bodies only passed through. */
+  exactIntegers?: boolean;
+}
+
 /** Checks the content type and decodes the body; every failure names the problem. */
-export function decodeJsonBody(contentType: string | undefined, body: unknown, maxDepth: number): unknown {
+export function decodeJsonBody(
+  contentType: string | undefined,
+  body: unknown,
+  maxDepth: number,
+  options: DecodeOptions = {},
+): unknown {
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json') {
     throw new ReviewError(415, `contentType=${contentType ?? ''}, expected application/json`);
@@ -33,7 +60,10 @@ export function decodeJsonBody(contentType: string | undefined, body: unknown, m
   try {
     // For an ASCII body (most objects are), latin1 decodes the same text as UTF-8
     // and builds V8's one-byte string without a UTF-8 pass: about 1.5 µs of a 25 µs review.
-    parsed = JSON.parse(isAscii(body) ? body.toString('latin1') : body.toString('utf8'));
+    const text = isAscii(body) ? body.toString('latin1') : body.toString('utf8');
+    parsed = options.exactIntegers
+      ? JSON.parse(text, exactIntegers as Parameters<typeof JSON.parse>[1])
+      : JSON.parse(text);
   } catch (error) {
     throw new ReviewError(400, `request body is not valid JSON: ${(error as Error).message}`);
   }

@@ -103,7 +103,8 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
   };
 
   const convert = (contentType: string | undefined, body: Buffer) => {
-    const request = parseConversionReview(decodeJsonBody(contentType, body, maxDepth));
+    // Conversion passes every field it does not know through: numbers must come back digit for digit.
+    const request = parseConversionReview(decodeJsonBody(contentType, body, maxDepth, { exactIntegers: true }));
     const review = convertReview(request);
     const failed = review.response?.result.status === 'Failure';
     metrics.requests.inc({ path: '/convert', operation: 'CONVERT', outcome: failed ? 'denied' : 'allowed' });
