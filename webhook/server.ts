@@ -9,6 +9,7 @@ import { SiteSchemas } from './admission/site-schemas.ts';
 import { createValidator } from './admission/validate.ts';
 import { createWebhookListener, type Readiness } from './http/app.ts';
 import { WebhookMetrics } from './http/metrics.ts';
+import { CONNECTION_SETTINGS, TLS_SETTINGS } from './server-settings.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';
 import {
   type CredentialsFileSystem,
@@ -51,8 +52,7 @@ const STANDALONE_NOTE = 'standalone: no cluster access, the unique-hostname rule
 const NOT_SYNCED_NOTE = 'StaticSite cache not synced yet';
 
 function tlsOptions(credentials: ServingCredentials) {
-  // Node's https server speaks HTTP/1.1 only: no HTTP/2 (CVE-2023-44487) without opting in.
-  return { cert: credentials.certPem, key: credentials.keyPem, minVersion: 'TLSv1.2' as const };
+  return { cert: credentials.certPem, key: credentials.keyPem, ...TLS_SETTINGS };
 }
 
 async function listen(server: HttpsServer, port: number, host: string | undefined): Promise<number> {
@@ -71,7 +71,18 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   const schemas = new SiteSchemas();
   const hostnames = options.hostnames;
+  let certificateProblem = (): string | undefined => undefined;
   const readiness: Readiness = [
+    {
+      // The files the next start reads: gone or broken means a restart would fail.
+      name: 'serving-certificate',
+      check: () => {
+        const problem = certificateProblem();
+        return problem === undefined
+          ? { ok: true }
+          : { ok: false, reason: problem, note: `cert dir not usable: ${problem}` };
+      },
+    },
     {
       // Standalone there is no cache to wait for, and no rule that needs one.
       name: 'staticsite-cache',
@@ -88,10 +99,26 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     metrics,
     logger,
     readiness,
+    maxBodyBytes: CONNECTION_SETTINGS.maxBodyBytes,
   });
 
-  const server = createHttpsServer(tlsOptions(credentials), listener);
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpsServer(
+    {
+      ...tlsOptions(credentials),
+      handshakeTimeout: CONNECTION_SETTINGS.handshakeTimeoutMs,
+      headersTimeout: CONNECTION_SETTINGS.headersTimeoutMs,
+      requestTimeout: CONNECTION_SETTINGS.requestTimeoutMs,
+      connectionsCheckingInterval: CONNECTION_SETTINGS.timeoutCheckIntervalMs,
+      keepAliveTimeout: CONNECTION_SETTINGS.keepAliveTimeoutMs,
+    },
+    listener,
+  );
+  server.maxConnections = CONNECTION_SETTINGS.maxConnections;
+  // `Expect: 100-continue` with a body over the limit gets no `100 Continue`: the endpoint answers 413.
+  server.on('checkContinue', (req, res) => {
+    if (!(Number(req.headers['content-length']) > CONNECTION_SETTINGS.maxBodyBytes)) res.writeContinue();
+    listener(req, res);
+  });
   const reloader = new CredentialsReloader(credentials, {
     dir: options.certDir,
     logger,
@@ -104,6 +131,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
   });
 
+  certificateProblem = () => reloader.problem;
   const probes = new ProbesServer({ ready: readiness, registry: metrics.registry, logger });
 
   // Probes answer from the first moment (/readyz?verbose says what is missing); reviews are served

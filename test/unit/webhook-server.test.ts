@@ -67,7 +67,7 @@ describe('webhook: the HTTPS server', function () {
     const verbose = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
     expect([verbose.status, await verbose.text()]).to.deep.equal([
       200,
-      '[+]staticsite-cache ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
+      '[+]serving-certificate ok\n[+]staticsite-cache ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
     ]);
     const live = await fetch(`http://127.0.0.1:${webhook.metricsPort}/livez`);
     expect([live.status, await live.text()]).to.deep.equal([200, 'ok']);
@@ -120,7 +120,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       const res = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
       expect([res.status, await res.text()]).to.deep.equal([
         500,
-        '[-]staticsite-cache failed: reason withheld\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
+        '[+]serving-certificate ok\n[-]staticsite-cache failed: reason withheld\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
       ]);
       expect(lines.find((l) => l.msg === 'readyz check failed')).to.deep.include({
         checks: ['[-]staticsite-cache failed: StaticSite cache not synced yet'],
@@ -128,7 +128,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       });
       index.synced = true;
       const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
-      expect([ready.status, await ready.text()]).to.deep.equal([200, '[+]staticsite-cache ok\nreadyz check passed\n']);
+      expect([ready.status, await ready.text()]).to.deep.equal([200, '[+]serving-certificate ok\n[+]staticsite-cache ok\nreadyz check passed\n']);
     } finally {
       await webhook.close();
       await rm(certs.dir, { recursive: true, force: true });

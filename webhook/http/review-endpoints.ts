@@ -53,27 +53,51 @@ function outcomeOf(response: AdmissionResponse): string {
 }
 
 /**
- * Reads the whole body, refusing more than `limit` bytes with 413. Leaner than body-parser on the
- * hot path: no content-type negotiation (decodeJsonBody checks the type) and no inflation (the API
- * server does not compress webhook requests).
+ * Reads the whole body, refusing more than `limit` bytes with 413 as soon as the declared length or
+ * the bytes received pass it: the rest is never read (the answer closes the connection). Leaner than
+ * body-parser on the hot path: no content-type negotiation (decodeJsonBody checks the type) and no
+ * inflation (the API server does not compress webhook requests).
  */
 function readBody(req: IncomingMessage, limit: number, done: (body: Buffer | ReviewError) => void) {
   const tooLarge = () => new ReviewError(413, `request entity is too large; limit is ${limit} bytes`);
   if (Number(req.headers['content-length']) > limit) {
-    req.resume(); // drain, so the connection stays usable for the error response
     done(tooLarge());
     return;
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  req.on('data', (chunk: Buffer) => {
+  let finished = false;
+  const onData = (chunk: Buffer) => {
     size += chunk.length;
-    if (size <= limit) chunks.push(chunk);
-  });
+    if (size <= limit) {
+      chunks.push(chunk);
+      return;
+    }
+    finished = true;
+    chunks.length = 0;
+    req.off('data', onData);
+    req.pause();
+    done(tooLarge());
+  };
+  req.on('data', onData);
   req.on('end', () => {
-    done(size > limit ? tooLarge() : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    if (finished) return;
+    finished = true;
+    done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
   });
-  req.on('error', (error) => done(new ReviewError(400, `cannot read the request body: ${error.message}`)));
+  req.on('error', (error) => {
+    if (finished) return;
+    finished = true;
+    done(new ReviewError(400, `cannot read the request body: ${error.message}`));
+  });
+}
+
+/** Answers and closes the connection, so an unread body (over the limit) is never read. */
+function sendAndClose(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
+  res.shouldKeepAlive = false;
+  res.setHeader('connection', 'close');
+  res.once('finish', () => req.socket.destroySoon());
+  sendJson(res, status, body);
 }
 
 /**
@@ -117,7 +141,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       ? convert(contentType, body)
       : admit(path, path === '/mutate' ? options.mutate : options.validate, contentType, body);
 
-  const fail = (path: ReviewPath, res: ServerResponse, error: unknown) => {
+  const fail = (path: ReviewPath, req: IncomingMessage, res: ServerResponse, error: unknown) => {
     let code: number;
     let message: string;
     if (error instanceof ReviewError) {
@@ -134,7 +158,8 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     }
     metrics.requests.inc({ path, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
     if (code < 500) logger.info({ path, code }, message);
-    sendJson(res, code, statusBody(code, message));
+    if (code === 413) sendAndClose(req, res, code, statusBody(code, message));
+    else sendJson(res, code, statusBody(code, message));
   };
 
   const pathLabels: Record<ReviewPath, { path: ReviewPath }> = {
@@ -151,12 +176,12 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       metrics.duration.observe(pathLabels[path], (performance.now() - received) / 1000);
     });
     readBody(req, maxBodyBytes, (body) => {
-      if (body instanceof ReviewError) return fail(path, res, body);
+      if (body instanceof ReviewError) return fail(path, req, res, body);
       let review: unknown;
       try {
         review = answer(path, req.headers['content-type'], body);
       } catch (thrown) {
-        return fail(path, res, thrown);
+        return fail(path, req, res, thrown);
       }
       sendJson(res, 200, review);
     });

@@ -38,6 +38,7 @@ export class CredentialsReloader {
   private timer: unknown;
   private checking: Promise<void> | undefined;
   private pending = false;
+  private lastProblem: string | undefined;
 
   constructor(initial: ServingCredentials, options: CredentialsReloaderOptions) {
     this.current = initial;
@@ -46,6 +47,15 @@ export class CredentialsReloader {
 
   get credentials(): ServingCredentials {
     return this.current;
+  }
+
+  /**
+   * Why the cert dir could not be read at the last check (files deleted, unreadable, a key of
+   * another cert), or undefined when it holds a usable pair. The old pair keeps serving meanwhile,
+   * but the next restart would fail: readiness reports it.
+   */
+  get problem(): string | undefined {
+    return this.lastProblem;
   }
 
   start(): void {
@@ -87,12 +97,14 @@ export class CredentialsReloader {
     try {
       next = await readServingCredentials(this.options.fs ?? { readFile }, this.options.dir);
     } catch (error) {
+      this.lastProblem = (error as Error).message;
       this.options.logger.warn(
-        { err: (error as Error).message },
+        { err: this.lastProblem },
         'cert dir not usable; still serving the previous certificate',
       );
       return;
     }
+    this.lastProblem = undefined;
     if (next.fingerprint === this.current.fingerprint && next.keyPem === this.current.keyPem) return;
     this.current = next;
     this.options.logger.info(

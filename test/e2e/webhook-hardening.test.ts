@@ -1,0 +1,221 @@
+/**
+ * The shipped webhook process (node dist/cli/main.js webhook) against hostile clients: TLS suites,
+ * slow clients, bodies over the limit, `Expect: 100-continue`, the connection cap, and certificate
+ * files that disappear. Values come from webhook/server-settings.ts (the one place they are set),
+ * Mozilla's "intermediate" TLS profile and RFC 9110 (100-continue, 413).
+ */
+import { rm, unlink } from 'node:fs/promises';
+import { connect as netConnect, type Socket } from 'node:net';
+import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { expect } from 'chai';
+import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
+import { WebhookProcess } from '../../devenv/webhook-process.ts';
+import { CONNECTION_SETTINGS } from '../../webhook/server-settings.ts';
+
+function tls(port: number, ca: string, options: Record<string, unknown> = {}): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...options }, () =>
+      resolve(socket),
+    );
+    socket.once('error', reject);
+  });
+}
+
+/** Whether a TLS connection with these options fails its handshake. */
+async function refused(port: number, ca: string, options: Record<string, unknown>): Promise<boolean> {
+  try {
+    (await tls(port, ca, options)).destroy();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Resolves with the milliseconds until the server closes the socket. */
+function closedAfter(socket: Socket): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    socket.on('error', () => {});
+    socket.on('data', () => {});
+    socket.once('close', () => resolve(performance.now() - started));
+  });
+}
+
+/** Everything the server sent until it closed the connection. */
+function received(socket: Socket): Promise<string> {
+  let text = '';
+  return new Promise((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+    });
+    socket.on('error', () => {});
+    socket.once('close', () => resolve(text));
+  });
+}
+
+describe('e2e: the shipped webhook against hostile clients', function () {
+  this.timeout(90_000);
+  let certs: LoopbackCerts;
+  let webhook: WebhookProcess;
+
+  before(async () => {
+    certs = await loopbackCerts();
+    webhook = await WebhookProcess.start({ certDir: certs.dir });
+  });
+
+  after(async () => {
+    await webhook?.stop();
+    await rm(certs.dir, { recursive: true, force: true });
+  });
+
+  describe('TLS', () => {
+    it('refuses TLS 1.2 suites without forward secrecy or AEAD, and TLS 1.1', async () => {
+      for (const ciphers of ['AES128-SHA', 'AES256-SHA', 'AES128-GCM-SHA256', 'ECDHE-RSA-AES128-SHA']) {
+        expect(await refused(webhook.port, certs.ca.certPem, { maxVersion: 'TLSv1.2', ciphers }), ciphers).to.equal(
+          true,
+        );
+      }
+      const old = { maxVersion: 'TLSv1.1', minVersion: 'TLSv1', ciphers: 'DEFAULT@SECLEVEL=0' };
+      expect(await refused(webhook.port, certs.ca.certPem, old)).to.equal(true);
+    });
+
+    it('accepts ECDHE with AEAD on TLS 1.2, and TLS 1.3', async () => {
+      for (const ciphers of [
+        'ECDHE-RSA-AES128-GCM-SHA256',
+        'ECDHE-RSA-AES256-GCM-SHA384',
+        'ECDHE-RSA-CHACHA20-POLY1305',
+      ]) {
+        const socket = await tls(webhook.port, certs.ca.certPem, { maxVersion: 'TLSv1.2', ciphers });
+        expect(socket.getCipher().standardName).to.include('ECDHE');
+        socket.destroy();
+      }
+      const modern = await tls(webhook.port, certs.ca.certPem, { minVersion: 'TLSv1.3' });
+      expect(modern.getProtocol()).to.equal('TLSv1.3');
+      modern.destroy();
+    });
+  });
+
+  describe('slow clients are cut off after the request timeout', () => {
+    const limit = CONNECTION_SETTINGS.requestTimeoutMs + CONNECTION_SETTINGS.timeoutCheckIntervalMs + 2_000;
+
+    it(`a connection that never starts TLS, headers that never end, a body trickled byte by byte: all closed within ${limit} ms`, async () => {
+      const raw = netConnect(webhook.port, '127.0.0.1');
+      const silent = closedAfter(raw);
+      const headers = await tls(webhook.port, certs.ca.certPem);
+      headers.write('POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n');
+      const noHeaderEnd = closedAfter(headers);
+      const trickle = await tls(webhook.port, certs.ca.certPem);
+      trickle.write(
+        'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n',
+      );
+      const timer = setInterval(() => trickle.writable && trickle.write('{'), 500);
+      const trickled = closedAfter(trickle);
+      const times = await Promise.all([silent, noHeaderEnd, trickled]);
+      clearInterval(timer);
+      for (const ms of times) expect(ms).to.be.below(limit);
+    });
+  });
+
+  describe('bodies over the limit', () => {
+    it('a chunked body over the limit gets 413 and the connection closes at the limit, not at the end', async () => {
+      const socket = await tls(webhook.port, certs.ca.certPem);
+      const answer = received(socket);
+      socket.write(
+        'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+      );
+      const size = 1 << 20;
+      const chunk = Buffer.concat([
+        Buffer.from(`${size.toString(16)}\r\n`),
+        Buffer.alloc(size, 0x20),
+        Buffer.from('\r\n'),
+      ]);
+      let sent = 0;
+      // Offer 100 MiB; the server must stop reading long before.
+      for (let i = 0; i < 100 && !socket.destroyed; i++) {
+        sent += size;
+        if (!socket.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              socket.off('drain', done).off('close', done);
+              resolve();
+            };
+            socket.on('drain', done).on('close', done);
+          });
+        }
+      }
+      const text = await answer;
+      expect(text).to.match(/^HTTP\/1\.1 413 /);
+      expect(text.toLowerCase()).to.include('connection: close');
+      expect(text).to.include(`request entity is too large; limit is ${CONNECTION_SETTINGS.maxBodyBytes} bytes`);
+      expect(sent).to.be.below(40 * (1 << 20));
+    });
+
+    it('Expect: 100-continue with a length over the limit gets 413, never 100 Continue', async () => {
+      const socket = await tls(webhook.port, certs.ca.certPem);
+      const answer = received(socket);
+      socket.write(
+        'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 99999999\r\nexpect: 100-continue\r\n\r\n',
+      );
+      const text = await answer;
+      expect(text).to.match(/^HTTP\/1\.1 413 /);
+      expect(text).to.not.include('100 Continue');
+    });
+
+    it('Expect: 100-continue within the limit gets 100 Continue, then the answer', async () => {
+      const socket = await tls(webhook.port, certs.ca.certPem);
+      let text = '';
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.startsWith('HTTP/1.1 100 Continue') && !text.includes('\r\n\r\nHTTP')) socket.write('{}');
+      });
+      socket.write(
+        'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 2\r\nexpect: 100-continue\r\nconnection: close\r\n\r\n',
+      );
+      await new Promise((resolve) => socket.once('close', resolve));
+      expect(text).to.match(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /);
+    });
+  });
+
+  it(`refuses connections beyond ${CONNECTION_SETTINGS.maxConnections}`, async () => {
+    const sockets: Socket[] = [];
+    try {
+      for (let i = 0; i < CONNECTION_SETTINGS.maxConnections; i++) {
+        const s = netConnect(webhook.port, '127.0.0.1');
+        s.on('error', () => {});
+        sockets.push(s);
+      }
+      await Promise.all(sockets.map((s) => new Promise((resolve) => s.once('connect', resolve))));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const extra = netConnect(webhook.port, '127.0.0.1');
+      sockets.push(extra);
+      const closed = await Promise.race([
+        closedAfter(extra),
+        new Promise<number>((resolve) => setTimeout(() => resolve(-1), 3_000)),
+      ]);
+      expect(closed).to.be.at.least(0);
+      expect(sockets.slice(0, 10).every((s) => !s.destroyed)).to.equal(true);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  });
+
+  it('certificate files deleted from the cert dir: /readyz fails and says why', async () => {
+    const readyz = () =>
+      fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`).then(async (r) => [r.status, await r.text()]);
+    expect((await readyz())[0]).to.equal(200);
+    await unlink(`${certs.dir}/tls.key`);
+    const deadline = Date.now() + 20_000;
+    let last: unknown[] = [];
+    while (Date.now() < deadline) {
+      last = await readyz();
+      if (last[0] !== 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(last[0]).to.equal(500);
+    expect(last[1]).to.include('[-]serving-certificate failed: reason withheld');
+    expect(last[1]).to.match(/warn: cert dir not usable: .*tls\.key/);
+    await certs.rotate();
+    await webhook.stop();
+    webhook = await WebhookProcess.start({ certDir: certs.dir });
+  });
+});

@@ -1,0 +1,46 @@
+/**
+ * The webhook server's settings that decide safety, with their one default each. Nothing else sets
+ * them; test/unit/webhook-hardening.test.ts asserts the shipped values on a running server.
+ */
+import { DEFAULT_MAX_BODY_BYTES } from './http/json-body.ts';
+
+/**
+ * TLS 1.2 only with forward secrecy and AEAD (Mozilla's "intermediate" profile, ECDHE suites), and
+ * the three TLS 1.3 suites. Node's https server speaks HTTP/1.1 only: no HTTP/2 (CVE-2023-44487).
+ */
+export const TLS_SETTINGS = {
+  minVersion: 'TLSv1.2',
+  ciphers: [
+    'TLS_AES_128_GCM_SHA256',
+    'TLS_AES_256_GCM_SHA384',
+    'TLS_CHACHA20_POLY1305_SHA256',
+    'ECDHE-ECDSA-AES128-GCM-SHA256',
+    'ECDHE-RSA-AES128-GCM-SHA256',
+    'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-RSA-AES256-GCM-SHA384',
+    'ECDHE-ECDSA-CHACHA20-POLY1305',
+    'ECDHE-RSA-CHACHA20-POLY1305',
+  ].join(':'),
+  honorCipherOrder: true,
+} as const;
+
+/**
+ * Connection limits. The API server gives a webhook call at most 30 s (10 s by default; our
+ * configurations say 5 s), so nothing a caller legitimately sends takes longer than 10 s to arrive.
+ */
+export const CONNECTION_SETTINGS = {
+  /** A TCP connection that has not completed its TLS handshake by then is closed (Node: 120 s). */
+  handshakeTimeoutMs: 10_000,
+  /** Request headers must arrive within this (Node: 60 s). */
+  headersTimeoutMs: 10_000,
+  /** The whole request, body included, must arrive within this (Node: 300 s). */
+  requestTimeoutMs: 10_000,
+  /** How often Node checks the two timeouts above (Node: 30 s, which would stretch them to 40 s). */
+  timeoutCheckIntervalMs: 1_000,
+  /** Idle keep-alive connections, longer than the API server's idle timeout so it closes first. */
+  keepAliveTimeoutMs: 65_000,
+  /** Connections beyond this are refused at accept. */
+  maxConnections: 512,
+  /** Bodies beyond this are refused with 413 and the connection closed at the limit. */
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+} as const;
