@@ -180,6 +180,41 @@ for (const [adapter, create] of ADAPTERS) {
         expect(again.body.response.allowed).to.equal(true);
       });
 
+      it('never blocks an update that keeps its hostname, or any write to a terminating site, even when another site shares it', async () => {
+        const { app, hostnames } = setup(create);
+        const shared = 'shop.web.sites.example.com';
+        hostnames.set({ namespace: 'other', name: 'first' }, shared);
+        hostnames.set({ namespace: 'web', name: 'shop' }, shared);
+        const site = (extra: Record<string, unknown> = {}, spec: Record<string, unknown> = {}) => ({
+          apiVersion: 'staticsite.dev/v1',
+          kind: 'StaticSite',
+          metadata: { name: 'shop', namespace: 'web', finalizers: ['staticsite.dev/external-record'], ...extra },
+          spec: { content: 'x', replicas: 1, tier: 'dev', hostname: shared, ...spec },
+        });
+        const update = (object: unknown, oldObject: unknown) => {
+          const review = fixture('admission/update-tier-change.json');
+          review.request.object = object;
+          review.request.oldObject = oldObject;
+          return request(app).post('/validate').send(review);
+        };
+        const contentChange = await update(site({}, { content: 'y' }), site());
+        expect(contentChange.body.response.allowed, JSON.stringify(contentChange.body)).to.equal(true);
+        const deleting = { deletionTimestamp: '2026-12-01T10:00:00Z', deletionGracePeriodSeconds: 0 };
+        const finalizerRemoved = await update(site({ ...deleting, finalizers: [] }), site(deleting));
+        expect(finalizerRemoved.body.response.allowed, JSON.stringify(finalizerRemoved.body)).to.equal(true);
+        const moving = await update(
+          site({}, { hostname: 'shop.example.com' }),
+          site({}, { hostname: 'old.example.com' }),
+        );
+        expect(moving.body.response.allowed).to.equal(true);
+        hostnames.set({ namespace: 'other', name: 'first' }, 'shop.example.com');
+        const movingOnto = await update(
+          site({}, { hostname: 'shop.example.com' }),
+          site({}, { hostname: 'old.example.com' }),
+        );
+        expect(movingOnto.body.response.status.message).to.include('Duplicate value: "shop.example.com"');
+      });
+
       it('allows the review kube-apiserver sent for a create it then stored (captured fixture)', async () => {
         const { app } = setup(create);
         // test/support/capture-admission-review.ts: compact JSON with managedFields, userInfo and options.

@@ -34,6 +34,20 @@ function hostnameOf(object: unknown): string | undefined {
 }
 
 /**
+ * Whether this write claims a hostname, so the unique-hostname rule applies. It never blocks a write
+ * that keeps the hostname it had (two sites that already share one must still be updatable and
+ * deletable: removing the finalizer is an update) or one to a terminating site. The rule is an
+ * early, friendly refusal from the watch cache; the controller's create-only claim decides races.
+ */
+function claimsHostname(request: AdmissionRequest, metadata: Record<string, unknown>, hostname: string): boolean {
+  if (metadata.deletionTimestamp !== undefined && metadata.deletionTimestamp !== null) return false;
+  if (request.operation !== 'UPDATE') return true;
+  const old = request.oldObject as { metadata?: { deletionTimestamp?: unknown } } | undefined;
+  if (old?.metadata?.deletionTimestamp !== undefined && old.metadata.deletionTimestamp !== null) return false;
+  return hostnameOf(request.oldObject) !== hostname;
+}
+
+/**
  * The validating webhook: the structural schema and the CEL rules (transition rules and
  * ratcheting against oldObject on UPDATE), then the rule no schema can express: a hostname is held
  * by one StaticSite in the whole cluster.
@@ -58,7 +72,7 @@ export function createValidator(options: ValidatorOptions): (request: AdmissionR
     if (!result.allowed) return denied(uid, statusFor(result, name), result.warnings);
 
     const hostname = options.hostnames && hostnameOf(result.object);
-    if (hostname !== undefined && options.hostnames) {
+    if (hostname !== undefined && options.hostnames && claimsHostname(request, metadata, hostname)) {
       const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : (request.namespace ?? '');
       const taken = options.hostnames.holders(hostname).some((h) => h.namespace !== namespace || h.name !== name);
       if (taken) {
