@@ -1,6 +1,7 @@
-import type { IncomingMessage } from 'node:http';
-import { Agent, request as httpsRequest } from 'node:https';
-import { splitLines } from '../kube/transport.ts';
+import { SystemClock } from '../kube/clock.ts';
+import { HttpsTransport, type Query } from '../kube/transport.ts';
+
+export { parseWarningHeaders } from '../kube/warnings.ts';
 
 /** How to reach and authenticate to an API server: client certificate or bearer token. */
 export interface KubeCredentials {
@@ -20,104 +21,52 @@ export interface KubeResponse<T = unknown> {
 }
 
 export interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>;
+  query?: Query;
   contentType?: string;
   signal?: AbortSignal;
 }
 
-/** Reads every quoted text out of RFC 7234 warning headers (`299 - "text"`, several per header allowed). */
-export function parseWarningHeaders(values: string[]): string[] {
-  const out: string[] = [];
-  for (const value of values) {
-    let i = 0;
-    while (i < value.length) {
-      const open = value.indexOf('"', i);
-      if (open < 0) break;
-      let text = '';
-      let j = open + 1;
-      for (; j < value.length && value[j] !== '"'; j++) {
-        if (value[j] === '\\' && j + 1 < value.length) j++;
-        text += value[j];
-      }
-      out.push(text);
-      i = j + 1;
-    }
-  }
-  return out;
-}
-
-function warningHeaders(res: IncomingMessage): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < res.rawHeaders.length; i += 2) {
-    if (res.rawHeaders[i]?.toLowerCase() === 'warning') values.push(res.rawHeaders[i + 1] ?? '');
-  }
-  return values;
-}
-
-function queryString(query: RequestOptions['query']): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
-  const s = params.toString();
-  return s ? `?${s}` : '';
-}
-
 /**
  * A small REST client for tests: raw status codes, bodies and warnings, exactly as the API server
- * sent them, so tests can assert the server's own words.
+ * sent them, so tests can assert the server's own words. The HTTPS is kube/'s HttpsTransport (one
+ * keep-alive agent per client, no client-side throttle); this class only keeps the test-facing shape.
  */
 export class KubeHttp {
   readonly credentials: KubeCredentials;
-  private readonly agent: Agent;
+  private readonly transport: HttpsTransport;
 
   constructor(credentials: KubeCredentials) {
     this.credentials = credentials;
-    this.agent = new Agent({
-      keepAlive: true,
-      ca: credentials.caPem,
-      ...(credentials.certPem && { cert: credentials.certPem, key: credentials.keyPem }),
-    });
-  }
-
-  private open(method: string, path: string, body: unknown, options: RequestOptions): Promise<IncomingMessage> {
-    const url = new URL(path + queryString(options.query), this.credentials.server);
-    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        url,
-        {
-          method,
-          agent: this.agent,
-          signal: options.signal,
-          headers: {
-            accept: 'application/json',
-            ...(payload !== undefined && { 'content-type': options.contentType ?? 'application/json' }),
-            ...(this.credentials.token && { authorization: `Bearer ${this.credentials.token}` }),
-          },
+    this.transport = HttpsTransport.direct(
+      {
+        server: credentials.server,
+        tls: {
+          ca: credentials.caPem,
+          ...(credentials.certPem && { cert: credentials.certPem, key: credentials.keyPem }),
         },
-        resolve,
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+        headers: credentials.token ? { authorization: `Bearer ${credentials.token}` } : {},
+      },
+      // As many connections as the tests open: a watch holds one for its whole life.
+      { clock: new SystemClock(), maxSockets: Number.POSITIVE_INFINITY },
+    );
   }
 
+  /** Any status resolves; a string body is sent as is, anything else as JSON. */
   async request<T = unknown>(
     method: string,
     path: string,
     body?: unknown,
     options: RequestOptions = {},
   ): Promise<KubeResponse<T>> {
-    const res = await this.open(method, path, body, options);
-    const chunks: Buffer[] = [];
-    for await (const chunk of res) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // not JSON (for example /readyz): keep the text
-    }
-    return { status: res.statusCode ?? 0, body: parsed as T, text, warnings: parseWarningHeaders(warningHeaders(res)) };
+    const res = await this.transport.request(method, path, {
+      ...(typeof body === 'string' ? { rawBody: body } : { body }),
+      query: options.query,
+      contentType: options.contentType,
+      signal: options.signal,
+    });
+    // Not JSON (for example /readyz): the body is the text itself.
+    const parsed = res.text === '' ? undefined : res.body === undefined ? res.text : res.body;
+    return { status: res.status, body: parsed as T, text: res.text, warnings: res.warnings ?? [] };
   }
 
   get<T = unknown>(path: string, options?: RequestOptions) {
@@ -158,13 +107,10 @@ export class KubeHttp {
     onEvent: (event: { type: string; object: Record<string, unknown> }) => void,
     signal?: AbortSignal,
   ): Promise<void> {
-    const res = await this.open('GET', path, undefined, { query: { ...query, watch: 1 }, signal });
-    if (res.statusCode !== 200) {
-      res.resume();
-      throw new Error(`watch ${path}: HTTP ${res.statusCode}`);
-    }
+    const res = await this.transport.stream(path, { ...query, watch: 1 }, signal ?? new AbortController().signal);
+    if (res.status !== 200 || !res.lines) throw new Error(`watch ${path}: HTTP ${res.status}`);
     try {
-      for await (const line of splitLines(res)) {
+      for await (const line of res.lines) {
         const event = line.trim();
         if (event) onEvent(JSON.parse(event));
       }
@@ -174,6 +120,6 @@ export class KubeHttp {
   }
 
   close(): void {
-    this.agent.destroy();
+    this.transport.close();
   }
 }

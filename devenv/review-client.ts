@@ -1,14 +1,16 @@
-import { Agent, request as httpsRequest } from 'node:https';
+import { SystemClock } from '../kube/clock.ts';
+import { HttpsTransport } from '../kube/transport.ts';
 import type { AdmissionResponse } from '../webhook/admission/review.ts';
 
-/** Posts reviews straight to the webhook over HTTPS, as a user's test would. */
+/** Posts reviews straight to the webhook over HTTPS (kube/'s transport, trusting `caPem`), as a user's test would. */
 export class ReviewClient {
-  private readonly agent: Agent;
-  private readonly url: string;
+  private readonly transport: HttpsTransport;
 
   constructor(url: string, caPem: string) {
-    this.url = url;
-    this.agent = new Agent({ keepAlive: true, ca: caPem });
+    this.transport = HttpsTransport.direct(
+      { server: url, tls: { ca: caPem } },
+      { clock: new SystemClock(), maxSockets: Number.POSITIVE_INFINITY },
+    );
   }
 
   /** POSTs a review and resolves with the webhook's answer (any HTTP status; the body must be JSON). */
@@ -17,30 +19,15 @@ export class ReviewClient {
   }
 
   /** POSTs a review; resolves with the HTTP status and the decoded answer. */
-  send(path: string, review: unknown): Promise<{ status: number; body: { response: AdmissionResponse } }> {
-    const payload = JSON.stringify(review);
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        `${this.url}${path}`,
-        { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json' } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            try {
-              resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-            } catch (error) {
-              reject(error);
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  async send(path: string, review: unknown): Promise<{ status: number; body: { response: AdmissionResponse } }> {
+    const res = await this.transport.request('POST', path, { body: review });
+    if (res.body === undefined) {
+      throw new Error(`POST ${path}: HTTP ${res.status}, not JSON: ${res.text.slice(0, 500)}`);
+    }
+    return { status: res.status, body: res.body as { response: AdmissionResponse } };
   }
 
   close(): void {
-    this.agent.destroy();
+    this.transport.close();
   }
 }

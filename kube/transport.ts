@@ -2,12 +2,16 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from './clock.ts';
+import { parseWarningHeaders, warningHeaderValues } from './warnings.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface TransportRequest {
   query?: Query;
+  /** Sent as JSON. */
   body?: unknown;
+  /** A body already encoded, sent as is instead of `body` (a test's hand-written or malformed JSON). */
+  rawBody?: string;
   contentType?: string;
   signal?: AbortSignal;
   /** Bypass the client-side throttle (leader-election renewals must never wait behind a flood of writes). */
@@ -19,6 +23,11 @@ export interface TransportResponse {
   /** Parsed JSON, or undefined when the body was empty or not JSON. */
   body: unknown;
   text: string;
+  /**
+   * The texts of the response's `Warning` headers (`299 - "text"`), in the order the server sent
+   * them; always set by HttpsTransport, optional for fakes.
+   */
+  warnings?: string[];
 }
 
 export interface TransportStream {
@@ -59,6 +68,25 @@ export interface HttpsTransportOptions {
   requestTimeoutMs?: number;
 }
 
+/** TLS material for the API server's connections, as node:https takes it. */
+export type TlsOptions = Pick<
+  HttpsRequestOptions,
+  'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'servername' | 'rejectUnauthorized'
+>;
+
+/** An API server reached without a kubeconfig: its URL, TLS material and fixed authentication headers. */
+export interface DirectConnection {
+  /** `https://host:port` (or `http://` for a plain local server). */
+  server: string;
+  /** The CA to trust and, for client-certificate authentication, the certificate and key (PEM). */
+  tls?: TlsOptions;
+  /** Sent with every request, unchanged: `{ authorization: 'Bearer <token>' }` for a token. */
+  headers?: Record<string, string>;
+}
+
+/** The authentication headers for the next request. */
+type AuthHeaders = () => Promise<Record<string, string>>;
+
 export function queryString(query: Query | undefined): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
@@ -68,23 +96,20 @@ export function queryString(query: Query | undefined): string {
 
 /**
  * HTTP(S) to the API server described by a client-node KubeConfig (kubeconfig file or in-cluster
- * service account), with keep-alive connections and raw JSON in and out: no typed models, so a
- * read-modify-write never drops a field this client does not know.
+ * service account), or by a DirectConnection (URL, PEMs, token: no client-node at all), with
+ * keep-alive connections and raw JSON in and out: no typed models, so a read-modify-write never
+ * drops a field this client does not know.
  */
 export class HttpsTransport implements KubeTransport {
   private readonly server: URL;
   private readonly agent: HttpsAgent | HttpAgent;
-  private readonly kubeConfig: KubeConfig;
+  private readonly authHeaders: AuthHeaders;
   private readonly options: HttpsTransportOptions;
-  private headers: Record<string, string> = {};
-  private headersAt = Number.NEGATIVE_INFINITY;
 
-  private constructor(kubeConfig: KubeConfig, tls: HttpsRequestOptions, options: HttpsTransportOptions) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.kubeConfig = kubeConfig;
+  private constructor(server: string, tls: TlsOptions, authHeaders: AuthHeaders, options: HttpsTransportOptions) {
+    this.authHeaders = authHeaders;
     this.options = options;
-    this.server = new URL(cluster.server);
+    this.server = new URL(server);
     const maxSockets = options.maxSockets ?? 64;
     this.agent =
       this.server.protocol === 'http:'
@@ -105,22 +130,17 @@ export class HttpsTransport implements KubeTransport {
   static async create(kubeConfig: KubeConfig, options: HttpsTransportOptions): Promise<HttpsTransport> {
     const tls: HttpsRequestOptions = {};
     await kubeConfig.applyToHTTPSOptions(tls);
-    const transport = new HttpsTransport(kubeConfig, tls, options);
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const transport = new HttpsTransport(cluster.server, tls, kubeConfigAuth(kubeConfig, options), options);
     await transport.authHeaders();
     return transport;
   }
 
-  private async authHeaders(): Promise<Record<string, string>> {
-    const now = this.options.clock.now();
-    if (now - this.headersAt < (this.options.authRefreshMs ?? 30_000)) return this.headers;
-    const opts: HttpsRequestOptions = {};
-    await this.kubeConfig.applyToHTTPSOptions(opts);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = String(v);
-    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-    this.headers = headers;
-    this.headersAt = now;
-    return headers;
+  /** To a server given by URL and PEMs, with fixed headers: needs no kubeconfig, nor client-node. */
+  static direct(connection: DirectConnection, options: HttpsTransportOptions): HttpsTransport {
+    const headers = { ...connection.headers };
+    return new HttpsTransport(connection.server, connection.tls ?? {}, async () => headers, options);
   }
 
   private async open(
@@ -131,7 +151,7 @@ export class HttpsTransport implements KubeTransport {
   ): Promise<IncomingMessage> {
     if (!options.unthrottled) await this.options.throttle?.acquire(options.signal);
     const url = new URL(path + queryString(options.query), this.server);
-    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const payload = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
     const headers: Record<string, string> = {
       accept: 'application/json',
       ...(await this.authHeaders()),
@@ -159,7 +179,12 @@ export class HttpsTransport implements KubeTransport {
       const chunks: Buffer[] = [];
       for await (const chunk of res) chunks.push(chunk as Buffer);
       const text = Buffer.concat(chunks).toString('utf8');
-      return { status: code, body: parseJson(text), text };
+      return {
+        status: code,
+        body: parseJson(text),
+        text,
+        warnings: parseWarningHeaders(warningHeaderValues(res.rawHeaders)),
+      };
     } finally {
       this.options.observe?.({ method, path, code, seconds: (this.options.clock.now() - started) / 1000 });
     }
@@ -187,6 +212,27 @@ export class HttpsTransport implements KubeTransport {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/**
+ * Authentication headers from a client-node KubeConfig, asked again every `authRefreshMs` (token
+ * rotation: client-node re-reads a service-account token file, runs exec plugins).
+ */
+function kubeConfigAuth(kubeConfig: KubeConfig, options: HttpsTransportOptions): AuthHeaders {
+  let headers: Record<string, string> = {};
+  let headersAt = Number.NEGATIVE_INFINITY;
+  return async () => {
+    const now = options.clock.now();
+    if (now - headersAt < (options.authRefreshMs ?? 30_000)) return headers;
+    const opts: HttpsRequestOptions = {};
+    await kubeConfig.applyToHTTPSOptions(opts);
+    const fresh: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) fresh[k] = String(v);
+    if (opts.auth) fresh.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    headers = fresh;
+    headersAt = now;
+    return headers;
+  };
 }
 
 /**
