@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
-import { hostnameInformer } from '../webhook/kube/hostname-informer.ts';
 import { startWebhookServer } from '../webhook/server.ts';
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
 import { type CommandIO, UsageError } from './usage.ts';
@@ -46,8 +45,12 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       host: values.host,
       baseDomain: values['base-domain'],
       logger,
+      // The informer (and @kubernetes/client-node, ~60 MB) loads only when there is a cluster to watch.
       hostnames: hasCluster(values.kubeconfig)
-        ? await hostnameInformer({ kubeconfig: values.kubeconfig, logger })
+        ? await (await import('../webhook/kube/hostname-informer.ts')).hostnameInformer({
+            kubeconfig: values.kubeconfig,
+            logger,
+          })
         : undefined,
     });
   } catch (error) {

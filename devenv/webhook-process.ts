@@ -20,6 +20,8 @@ export interface WebhookProcessOptions {
   baseDomain?: string;
   /** The CLI entry point to run; default the built one (dist/cli/main.js). */
   cli?: string;
+  /** Extra environment, e.g. the manifest's NODE_OPTIONS. */
+  env?: Record<string, string>;
 }
 
 /** `staticsite webhook` as a child process on loopback ports, ready when /readyz answers 200. */
@@ -51,7 +53,8 @@ export class WebhookProcess {
       ...(options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`] : []),
     ];
     const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));
-    const proc = new ManagedProcess('webhook', process.execPath, args, join(logDir, 'webhook.log'));
+    const env = { ...process.env, ...options.env };
+    const proc = new ManagedProcess('webhook', process.execPath, args, join(logDir, 'webhook.log'), env);
     const webhook = new WebhookProcess(port, metricsPort, proc);
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {

@@ -7,7 +7,7 @@ import { createMutator } from '../../webhook/admission/mutate.ts';
 import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
 import { createValidator } from '../../webhook/admission/validate.ts';
 import { createWebhookApp, createWebhookListener, type WebhookAppOptions } from '../../webhook/http/app.ts';
-import { exceedsDepth } from '../../webhook/http/json-body.ts';
+import { DEFAULT_MAX_VALUES, exceedsDepth, shapeProblem } from '../../webhook/http/json-body.ts';
 import { WebhookMetrics } from '../../webhook/http/metrics.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are arbitrary JSON that the tests edit in place
@@ -513,6 +513,22 @@ describe('webhook: request body depth', () => {
     }
     expect(exceedsDepth({ a: [1, { b: 'x' }], c: null }, 2)).to.equal(true);
     expect(exceedsDepth({ a: [1, { b: 'x' }], c: null }, 3)).to.equal(false);
+  });
+
+  it('counts every value against the value limit: exactly the limit passes, one more fails', () => {
+    // {a: [1, {b: 'x'}], c: null}: the root, a, 1, {b}, 'x', c: six values.
+    expect(shapeProblem({ a: [1, { b: 'x' }], c: null }, 10, 6)).to.equal(undefined);
+    expect(shapeProblem({ a: [1, { b: 'x' }], c: null }, 10, 5)).to.equal('values');
+  });
+
+  it('a review with more values than the limit is a 400 naming it', async () => {
+    const { app } = setup(createWebhookApp);
+    const review = fixture('admission/create-v1.json');
+    const spec: Record<string, number> = { content: 1 };
+    for (let i = 0; i < DEFAULT_MAX_VALUES; i++) spec[`f${i}`] = i;
+    review.request.object.spec = spec;
+    const res = await request(app).post('/validate').send(review).expect(400);
+    expect(res.body.message).to.equal(`request body holds more than ${DEFAULT_MAX_VALUES} JSON values`);
   });
 });
 

@@ -1,4 +1,5 @@
 import { ConversionError, convertStaticSite } from '../../api/index.ts';
+import { boundMessage } from '../admission/bounds.ts';
 import { ReviewError } from '../admission/review.ts';
 
 export interface ConversionRequest {
@@ -68,7 +69,7 @@ export function convertReview(request: ConversionRequest): ConversionReview {
           convertedObjects: [],
           result: {
             status: 'Failure',
-            message: `cannot convert ${who} to ${request.desiredAPIVersion}: ${error.message}`,
+            message: boundMessage(`cannot convert ${who} to ${request.desiredAPIVersion}: ${error.message}`),
           },
         },
       };

@@ -6,20 +6,50 @@ export const DEFAULT_MAX_BODY_BYTES = 7 * 1024 * 1024;
 /** Far deeper than any object the API server sends; keeps recursive walks off the stack limit. */
 export const DEFAULT_MAX_DEPTH = 100;
 
-/** Whether a parsed JSON value nests deeper than `limit`; the recursion stops at the limit, so it cannot overflow the stack. */
-export function exceedsDepth(value: unknown, limit: number): boolean {
-  return nestsDeeper(value, limit, 1);
+/**
+ * Values (objects, arrays, scalars) one review may hold. A StaticSite review from the API server
+ * holds a few hundred (the API server has pruned unknown fields before calling); each value costs
+ * the engine a few hundred bytes across its copies, so this bounds a request's memory whatever its
+ * shape (300,000 tiny unknown fields in 5 MB took the process past 400 MB).
+ */
+export const DEFAULT_MAX_VALUES = 100_000;
+
+/**
+ * What is wrong with the shape of a parsed JSON value: nesting deeper than `maxDepth`, or more than
+ * `maxValues` values. The walk stops at either limit, so it cannot overflow the stack.
+ */
+export function shapeProblem(value: unknown, maxDepth: number, maxValues: number): 'depth' | 'values' | undefined {
+  const count = { values: 0 };
+  return walkShape(value, maxDepth, maxValues, 1, count);
 }
 
-function nestsDeeper(node: unknown, limit: number, depth: number): boolean {
-  if (typeof node !== 'object' || node === null) return false;
-  if (depth > limit) return true;
+/** Whether a parsed JSON value nests deeper than `limit`. */
+export function exceedsDepth(value: unknown, limit: number): boolean {
+  return shapeProblem(value, limit, Number.POSITIVE_INFINITY) === 'depth';
+}
+
+function walkShape(
+  node: unknown,
+  maxDepth: number,
+  maxValues: number,
+  depth: number,
+  count: { values: number },
+): 'depth' | 'values' | undefined {
+  if (++count.values > maxValues) return 'values';
+  if (typeof node !== 'object' || node === null) return undefined;
+  if (depth > maxDepth) return 'depth';
   if (Array.isArray(node)) {
-    for (const child of node) if (nestsDeeper(child, limit, depth + 1)) return true;
+    for (const child of node) {
+      const problem = walkShape(child, maxDepth, maxValues, depth + 1, count);
+      if (problem) return problem;
+    }
   } else {
-    for (const key in node) if (nestsDeeper((node as Record<string, unknown>)[key], limit, depth + 1)) return true;
+    for (const key in node) {
+      const problem = walkShape((node as Record<string, unknown>)[key], maxDepth, maxValues, depth + 1, count);
+      if (problem) return problem;
+    }
   }
-  return false;
+  return undefined;
 }
 
 /** JSON.rawJSON and the reviver's source text (ES2025, Node >= 21), not yet in TypeScript's lib. */
@@ -40,6 +70,8 @@ const exactIntegers: SourceReviver = (_key, value, context) =>
     : value;
 
 export interface DecodeOptions {
+  /** At most this many values in the body (DEFAULT_MAX_VALUES). */
+  maxValues?: number;
   /** Integers beyond 2^53 stay exact (opaque values that serialize as written): for bodies only passed through. */
   exactIntegers?: boolean;
 }
@@ -67,8 +99,9 @@ export function decodeJsonBody(
   } catch (error) {
     throw new ReviewError(400, `request body is not valid JSON: ${(error as Error).message}`);
   }
-  if (exceedsDepth(parsed, maxDepth)) {
-    throw new ReviewError(400, `request body nests deeper than ${maxDepth} levels`);
-  }
+  const maxValues = options.maxValues ?? DEFAULT_MAX_VALUES;
+  const problem = shapeProblem(parsed, maxDepth, maxValues);
+  if (problem === 'depth') throw new ReviewError(400, `request body nests deeper than ${maxDepth} levels`);
+  if (problem === 'values') throw new ReviewError(400, `request body holds more than ${maxValues} JSON values`);
   return parsed;
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { boundMessage, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
 import {
   type AdmissionRequest,
   type AdmissionResponse,
@@ -22,6 +23,8 @@ export interface ReviewEndpointOptions {
   metrics: WebhookMetrics;
   logger: Logger;
   maxBodyBytes?: number;
+  /** Request-body bytes held by all requests together; past it a request is refused with 429. */
+  maxInFlightBytes?: number;
   maxDepth?: number;
 }
 
@@ -32,13 +35,15 @@ export function statusBody(code: number, message: string) {
   const reason =
     code === 413
       ? 'RequestEntityTooLarge'
-      : code === 415
-        ? 'UnsupportedMediaType'
-        : code === 404
-          ? 'NotFound'
-          : code >= 500
-            ? 'InternalError'
-            : 'BadRequest';
+      : code === 429
+        ? 'TooManyRequests'
+        : code === 415
+          ? 'UnsupportedMediaType'
+          : code === 404
+            ? 'NotFound'
+            : code >= 500
+              ? 'InternalError'
+              : 'BadRequest';
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
 }
 
@@ -58,10 +63,23 @@ function outcomeOf(response: AdmissionResponse): string {
  * body-parser on the hot path: no content-type negotiation (decodeJsonBody checks the type) and no
  * inflation (the API server does not compress webhook requests).
  */
-function readBody(req: IncomingMessage, limit: number, done: (body: Buffer | ReviewError) => void) {
+function readBody(
+  req: IncomingMessage,
+  limit: number,
+  budget: ByteBudget,
+  hold: { bytes: number },
+  done: (body: Buffer | ReviewError) => void,
+) {
   const tooLarge = () => new ReviewError(413, `request entity is too large; limit is ${limit} bytes`);
-  if (Number(req.headers['content-length']) > limit) {
+  const busy = () =>
+    new ReviewError(429, `the webhook holds ${budget.limit} bytes of request bodies already; retry later`);
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
     done(tooLarge());
+    return;
+  }
+  if (declared > 0 && !budget.fits(declared)) {
+    done(busy());
     return;
   }
   const chunks: Buffer[] = [];
@@ -69,7 +87,8 @@ function readBody(req: IncomingMessage, limit: number, done: (body: Buffer | Rev
   let finished = false;
   const onData = (chunk: Buffer) => {
     size += chunk.length;
-    if (size <= limit) {
+    if (size <= limit && budget.take(chunk.length)) {
+      hold.bytes += chunk.length;
       chunks.push(chunk);
       return;
     }
@@ -77,7 +96,7 @@ function readBody(req: IncomingMessage, limit: number, done: (body: Buffer | Rev
     chunks.length = 0;
     req.off('data', onData);
     req.pause();
-    done(tooLarge());
+    done(size > limit ? tooLarge() : busy());
   };
   req.on('data', onData);
   req.on('end', () => {
@@ -90,6 +109,26 @@ function readBody(req: IncomingMessage, limit: number, done: (body: Buffer | Rev
     finished = true;
     done(new ReviewError(400, `cannot read the request body: ${error.message}`));
   });
+}
+
+/** Request-body bytes held by the requests in flight, against one limit for the process. */
+export class ByteBudget {
+  readonly limit: number;
+  private used = 0;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+  fits(bytes: number): boolean {
+    return this.used + bytes <= this.limit;
+  }
+  take(bytes: number): boolean {
+    if (!this.fits(bytes)) return false;
+    this.used += bytes;
+    return true;
+  }
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
 }
 
 /** Answers and closes the connection, so an unread body (over the limit) is never read. */
@@ -109,6 +148,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
   const { metrics, logger } = options;
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const budget = new ByteBudget(options.maxInFlightBytes ?? 2 * maxBodyBytes);
 
   const admit = (path: ReviewPath, handler: AdmissionHandler, contentType: string | undefined, body: Buffer) => {
     const { apiVersion, request } = parseAdmissionReview(decodeJsonBody(contentType, body, maxDepth));
@@ -118,7 +158,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     if (!response.allowed) {
       logger.info(
         { uid: request.uid, path, operation: request.operation, code: response.status?.code },
-        response.status?.message ?? 'denied',
+        boundMessage(response.status?.message ?? 'denied', LOG_MESSAGE_LIMIT),
       );
     } else if (logger.isLevelEnabled('debug')) {
       logger.debug({ uid: request.uid, path, operation: request.operation, outcome }, 'admitted');
@@ -132,7 +172,12 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     const review = convertReview(request);
     const failed = review.response?.result.status === 'Failure';
     metrics.requests.inc({ path: '/convert', operation: 'CONVERT', outcome: failed ? 'denied' : 'allowed' });
-    if (failed) logger.info({ uid: request.uid, path: '/convert' }, review.response?.result.message ?? 'failed');
+    if (failed) {
+      logger.info(
+        { uid: request.uid, path: '/convert' },
+        boundMessage(review.response?.result.message ?? 'failed', LOG_MESSAGE_LIMIT),
+      );
+    }
     return review;
   };
 
@@ -157,8 +202,8 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       );
     }
     metrics.requests.inc({ path, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
-    if (code < 500) logger.info({ path, code }, message);
-    if (code === 413) sendAndClose(req, res, code, statusBody(code, message));
+    if (code < 500) logger.info({ path, code }, boundMessage(message, LOG_MESSAGE_LIMIT));
+    if (code === 413 || code === 429) sendAndClose(req, res, code, statusBody(code, message));
     else sendJson(res, code, statusBody(code, message));
   };
 
@@ -171,11 +216,14 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
   return (path, req, res) => {
     const received = performance.now();
     metrics.inFlight.inc();
+    // Given back when the answer is out, whatever happened: the bytes are garbage by then.
+    const hold = { bytes: 0 };
     res.once('close', () => {
+      budget.give(hold.bytes);
       metrics.inFlight.dec();
       metrics.duration.observe(pathLabels[path], (performance.now() - received) / 1000);
     });
-    readBody(req, maxBodyBytes, (body) => {
+    readBody(req, maxBodyBytes, budget, hold, (body) => {
       if (body instanceof ReviewError) return fail(path, req, res, body);
       let review: unknown;
       try {

@@ -1,0 +1,130 @@
+/**
+ * Bounded memory, measured on the shipped process as the manifests run it: the webhook with a
+ * kubeconfig (its StaticSite informer and @kubernetes/client-node loaded, as in a cluster) and the
+ * NODE_OPTIONS of manifests/webhook/webhook.yaml, hit by two concurrent maximum-size reviews of each
+ * shape that costs most, must stay alive, answer every one, and peak under the manifest's memory limit.
+ */
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
+import { buildCrd, CRD_NAME } from '../../api/index.ts';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import { ReviewClient } from '../../devenv/review-client.ts';
+import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
+import { WebhookProcess } from '../../devenv/webhook-process.ts';
+import { DEFAULT_MAX_VALUES } from '../../webhook/http/json-body.ts';
+import { CONNECTION_SETTINGS } from '../../webhook/server-settings.ts';
+import { testCluster } from '../support/shared.ts';
+
+interface Container {
+  name: string;
+  env?: Array<{ name: string; value?: string }>;
+  resources?: { limits?: { memory?: string } };
+}
+
+function webhookContainer(): Container {
+  const text = readFileSync(new URL('../../manifests/webhook/webhook.yaml', import.meta.url), 'utf8');
+  for (const doc of parseAllDocuments(text)) {
+    const o = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Container[] } } } };
+    const c =
+      o.kind === 'Deployment' ? o.spec?.template?.spec?.containers?.find((x) => x.name === 'webhook') : undefined;
+    if (c) return c;
+  }
+  throw new Error('no webhook container in manifests/webhook/webhook.yaml');
+}
+
+function mebibytes(quantity: string): number {
+  const m = /^(\d+)Mi$/.exec(quantity);
+  if (!m) throw new Error(`expected a limit in Mi, got ${quantity}`);
+  return Number(m[1]);
+}
+
+function review(object: Record<string, unknown>) {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: crypto.randomUUID(),
+      kind: { group: 'staticsite.dev', version: 'v1', kind: 'StaticSite' },
+      resource: { group: 'staticsite.dev', version: 'v1', resource: 'staticsites' },
+      name: 'big',
+      namespace: 'web',
+      operation: 'CREATE',
+      object: { apiVersion: 'staticsite.dev/v1', kind: 'StaticSite', ...object },
+    },
+  };
+}
+
+/** The shapes that cost the process most per byte, each just under the body and value limits. */
+const nearLimit = CONNECTION_SETTINGS.maxBodyBytes - 4096;
+const SHAPES: Record<string, () => unknown> = {
+  'a 7 MiB metadata.name (echoed in the denial)': () =>
+    review({ metadata: { name: 'a'.repeat(nearLimit), namespace: 'web' }, spec: { content: 'x' } }),
+  'a 7 MiB spec.content (too long)': () =>
+    review({ metadata: { name: 'big', namespace: 'web' }, spec: { content: 'c'.repeat(nearLimit) } }),
+  'unknown fields up to the value limit': () => {
+    const spec: Record<string, unknown> = { content: 'x' };
+    for (let i = 0; i < DEFAULT_MAX_VALUES - 100; i++) spec[`f${i}`] = i;
+    return review({ metadata: { name: 'big', namespace: 'web' }, spec });
+  },
+  'labels up to the value limit': () => {
+    const labels: Record<string, string> = {};
+    for (let i = 0; i < DEFAULT_MAX_VALUES - 100; i++) labels[`k${i}`] = 'v';
+    return review({ metadata: { name: 'big', namespace: 'web', labels }, spec: { content: 'x' } });
+  },
+};
+
+describe('e2e: the shipped webhook stays under its manifest memory limit', function () {
+  this.timeout(180_000);
+  let cp: ControlPlane;
+  let certs: LoopbackCerts;
+  let webhook: WebhookProcess;
+  let client: ReviewClient;
+  const container = webhookContainer();
+  const limitMi = mebibytes(container.resources?.limits?.memory ?? '');
+  const nodeOptions = container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  const peakMi = () =>
+    Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${webhook.process.pid}/status`, 'utf8'))?.[1]) / 1024;
+
+  before(async () => {
+    ({ controlPlane: cp } = await testCluster());
+    await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
+    certs = await loopbackCerts();
+    webhook = await WebhookProcess.start({
+      certDir: certs.dir,
+      kubeconfig: cp.kubeconfigPath,
+      env: { NODE_OPTIONS: nodeOptions },
+    });
+    client = new ReviewClient(webhook.url, certs.ca.certPem);
+  });
+
+  after(async () => {
+    client?.close();
+    await webhook?.stop();
+    await uninstallCrd(cp.admin, CRD_NAME);
+    await rm(certs.dir, { recursive: true, force: true });
+  });
+
+  it('the manifest sets a heap limit for Node', () => {
+    expect(nodeOptions).to.match(/--max-old-space-size=\d+/);
+  });
+
+  for (const [name, make] of Object.entries(SHAPES)) {
+    it(`${name}: two at once, both answered, the process alive`, async () => {
+      const answers = await Promise.all(['/validate', '/mutate'].map((path) => client.send(path, make())));
+      for (const a of answers) {
+        expect(a.status).to.equal(200);
+        expect(JSON.stringify(a.body).length).to.be.below(8 << 20);
+      }
+      expect(webhook.process.running).to.equal(true);
+    });
+  }
+
+  it(`the peak resident memory stayed under the manifest limit`, () => {
+    const peak = peakMi();
+    process.stdout.write(`      peak RSS ${peak.toFixed(0)} MiB of ${limitMi} MiB (NODE_OPTIONS ${nodeOptions})\n`);
+    expect(peak).to.be.below(limitMi);
+  });
+});
