@@ -28,6 +28,7 @@ function setup(
   create: CreateApp,
   options: {
     maxBodyBytes?: number;
+    maxInFlightBytes?: number;
     throwing?: boolean;
     readiness?: WebhookAppOptions['readiness'];
   } = {},
@@ -47,6 +48,7 @@ function setup(
     metrics,
     logger: pino({ level: 'silent' }),
     maxBodyBytes: options.maxBodyBytes,
+    maxInFlightBytes: options.maxInFlightBytes,
     readiness: options.readiness,
   });
   return { app, hostnames, metrics };
@@ -400,6 +402,17 @@ for (const [adapter, create] of ADAPTERS) {
           expect(res.body.message.startsWith(message), res.body.message).to.equal(true);
         });
       }
+
+      it('bodies past the in-flight budget: 429 naming it; the budget comes back when the answer is out', async () => {
+        const review = fixture('admission/create-v1.json');
+        const size = Buffer.byteLength(JSON.stringify(review));
+        const { app } = setup(create, { maxInFlightBytes: size - 1 });
+        const res = await request(app).post('/validate').send(review).expect(429);
+        expect(res.body).to.deep.include({ code: 429, reason: 'TooManyRequests' });
+        expect(res.body.message).to.equal(`the webhook holds ${size - 1} bytes of request bodies already; retry later`);
+        const roomy = setup(create, { maxInFlightBytes: size });
+        for (let i = 0; i < 3; i++) await request(roomy.app).post('/validate').send(review).expect(200);
+      });
 
       it('a body over the limit: 413 with the limit in the message', async () => {
         const { app } = setup(create, { maxBodyBytes: 1024 });
