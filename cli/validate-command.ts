@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { type Document, parseAllDocuments } from 'yaml';
+import { Composer, LineCounter, Parser } from 'yaml';
 import { buildCrd, type CustomResourceDefinition } from '../api/index.ts';
 import {
   type AdmissionResult,
@@ -48,23 +48,37 @@ async function readText(path: string, io: ValidateIO): Promise<string> {
   }
 }
 
-/** Every non-empty YAML (or JSON) document of a file, as plain values; YAML 1.1 like kubectl. */
-function parseDocuments(text: string, name: string): unknown[] {
-  const docs = parseAllDocuments(text, { version: '1.1', prettyErrors: true }) as Document[] | { empty: true };
-  if (!Array.isArray(docs)) return [];
-  const values: unknown[] = [];
-  for (const doc of docs) {
+/**
+ * The non-empty YAML (or JSON) documents of a file, as plain values, one at a time: a document is
+ * composed, converted and dropped before the next, so memory follows the largest document rather
+ * than the file. YAML 1.1 like kubectl. Syntax errors and alias bombs are input errors naming the
+ * file, the document and the line.
+ */
+function* documentsOf(text: string, name: string): Generator<unknown> {
+  const lines = new LineCounter();
+  const composer = new Composer({ version: '1.1' });
+  let index = 0;
+  for (const doc of composer.compose(new Parser(lines.addNewLine).parse(text), false)) {
+    index++;
     const error = doc.errors[0];
     if (error) {
-      const pos = error.linePos?.[0];
-      const where = pos ? `${name}:${pos.line}:${pos.col}` : name;
+      const pos = lines.linePos(error.pos[0]);
       const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-      throw new InputError(`${where}: invalid YAML: ${reason}`);
+      throw new InputError(`${name}:${pos.line}:${pos.col}: document ${index}: invalid YAML: ${reason}`);
     }
-    const value = doc.toJS({ maxAliasCount: 1000 });
-    if (value !== null && value !== undefined) values.push(value);
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 1000 });
+    } catch (error) {
+      // yaml refuses alias expansion past maxAliasCount ("Excessive alias count ...").
+      throw new InputError(`${name}: document ${index}: ${(error as Error).message}`);
+    }
+    if (value !== null && value !== undefined) yield value;
   }
-  return values;
+}
+
+function parseDocuments(text: string, name: string): unknown[] {
+  return [...documentsOf(text, name)];
 }
 
 async function loadCrd(path: string | undefined, io: ValidateIO): Promise<CustomResourceDefinition> {
@@ -150,8 +164,7 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
   const file = positionals[0] ?? '-';
   const crd = await loadCrd(values.crd, io);
   const name = file === '-' ? '<stdin>' : file;
-  const objects = parseDocuments(await readText(file, io), name);
-  if (objects.length === 0) throw new InputError(`${name}: no objects to validate`);
+  const text = await readText(file, io);
   const oldObject =
     values.old === undefined ? undefined : parseDocuments(await readText(values.old, io), values.old)[0];
 
@@ -173,7 +186,8 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
   };
 
   let denied = 0;
-  objects.forEach((object, index) => {
+  let index = 0;
+  for (const object of documentsOf(text, name)) {
     const version = compiledFor(versionFor(crd, object, values.version));
     const result = admit(version, object, {
       fieldValidation,
@@ -184,7 +198,9 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
     });
     if (!result.allowed) denied++;
     io.stdout(values.output === 'json' ? jsonLine(result) : textBlock(result, describe(object, index)));
-  });
+    index++;
+  }
+  if (index === 0) throw new InputError(`${name}: no objects to validate`);
   return denied > 0 ? 1 : 0;
 }
 

@@ -181,21 +181,43 @@ describe('cli: staticsite validate', () => {
       const r = await cli(['validate', file('broken.yaml')]);
       expect(r.code).to.equal(2);
       expect(r.stderr.trim().split('\n')).to.have.length(1);
-      expect(r.stderr).to.match(new RegExp(`^staticsite validate: ${file('broken.yaml')}:\\d+:\\d+: invalid YAML: `));
+      expect(r.stderr).to.match(
+        new RegExp(`^staticsite validate: ${file('broken.yaml')}:\\d+:\\d+: document 1: invalid YAML: `),
+      );
     });
 
     it('duplicate keys', async () => {
       const r = await cli(['validate', file('dupkeys.yaml')]);
       expect(r.code).to.equal(2);
       expect(r.stderr).to.equal(
-        `staticsite validate: ${file('dupkeys.yaml')}:2:1: invalid YAML: Map keys must be unique\n`,
+        `staticsite validate: ${file('dupkeys.yaml')}:2:1: document 1: invalid YAML: Map keys must be unique\n`,
       );
     });
 
     it('bad JSON on standard input', async () => {
       const r = await cli(['validate', '-'], '{"kind": "StaticSite",');
       expect(r.code).to.equal(2);
-      expect(r.stderr).to.match(/^staticsite validate: <stdin>:\d+:\d+: invalid YAML: /);
+      expect(r.stderr).to.match(/^staticsite validate: <stdin>:\d+:\d+: document 1: invalid YAML: /);
+    });
+
+    it('a YAML alias bomb (billion laughs) in the third document: exit 2 naming the file and the document', async () => {
+      const bomb = [
+        'a: &a ["x","x","x","x","x","x","x","x","x"]',
+        'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+        'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+        'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+        'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+        'f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]',
+      ].join('\n');
+      const good = stringify(site('shop', { content: 'x' }));
+      await writeFile(file('bomb.yaml'), `${good}---\n${good}---\n${bomb}\n`);
+      const r = await cli(['validate', file('bomb.yaml')]);
+      expect(r.code).to.equal(2);
+      expect(r.stderr).to.match(
+        new RegExp(
+          `^staticsite validate: ${file('bomb.yaml')}: document 3: Excessive alias count indicates a resource exhaustion attack\\n$`,
+        ),
+      );
     });
 
     it('an empty input', async () => {
