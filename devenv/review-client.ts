@@ -27,6 +27,12 @@ export class ReviewClient {
     return { status: res.status, body: res.body as { response: AdmissionResponse } };
   }
 
+  /** POSTs `body` as it is (any bytes, labelled JSON); resolves with the HTTP status and the text. */
+  async raw(path: string, body: string): Promise<{ status: number; text: string }> {
+    const res = await this.transport.request('POST', path, { rawBody: body });
+    return { status: res.status, text: res.text };
+  }
+
   close(): void {
     this.transport.close();
   }

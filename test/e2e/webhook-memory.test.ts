@@ -4,10 +4,8 @@
  * NODE_OPTIONS of manifests/webhook/webhook.yaml, hit by two concurrent maximum-size reviews of each
  * shape that costs most, must stay alive, answer every one, and peak under the manifest's memory limit.
  */
-import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
@@ -17,29 +15,7 @@ import { WebhookProcess } from '../../devenv/webhook-process.ts';
 import { DEFAULT_MAX_VALUES } from '../../webhook/http/json-body.ts';
 import { CONNECTION_SETTINGS } from '../../webhook/server-settings.ts';
 import { testCluster } from '../support/shared.ts';
-
-interface Container {
-  name: string;
-  env?: Array<{ name: string; value?: string }>;
-  resources?: { limits?: { memory?: string } };
-}
-
-function webhookContainer(): Container {
-  const text = readFileSync(new URL('../../manifests/webhook/webhook.yaml', import.meta.url), 'utf8');
-  for (const doc of parseAllDocuments(text)) {
-    const o = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Container[] } } } };
-    const c =
-      o.kind === 'Deployment' ? o.spec?.template?.spec?.containers?.find((x) => x.name === 'webhook') : undefined;
-    if (c) return c;
-  }
-  throw new Error('no webhook container in manifests/webhook/webhook.yaml');
-}
-
-function mebibytes(quantity: string): number {
-  const m = /^(\d+)Mi$/.exec(quantity);
-  if (!m) throw new Error(`expected a limit in Mi, got ${quantity}`);
-  return Number(m[1]);
-}
+import { peakRssMi, webhookRuntime } from '../support/webhook-manifest.ts';
 
 function review(object: Record<string, unknown>) {
   return {
@@ -82,11 +58,8 @@ describe('e2e: the shipped webhook stays under its manifest memory limit', funct
   let certs: LoopbackCerts;
   let webhook: WebhookProcess;
   let client: ReviewClient;
-  const container = webhookContainer();
-  const limitMi = mebibytes(container.resources?.limits?.memory ?? '');
-  const nodeOptions = container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
-  const peakMi = () =>
-    Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${webhook.process.pid}/status`, 'utf8'))?.[1]) / 1024;
+  const { nodeOptions, memoryLimitMi: limitMi } = webhookRuntime();
+  const peakMi = () => peakRssMi(webhook.process.pid);
 
   before(async () => {
     ({ controlPlane: cp } = await testCluster());

@@ -118,3 +118,21 @@ describe('api: conversion between v1alpha1 and v1', () => {
     });
   }
 });
+
+describe('webhook: a ConversionReview with objects that are not StaticSites is a Failure result, never a crash', () => {
+  it('a namespace that is an object without a prototype (found by test/e2e/webhook-fuzz.test.ts, seed 5)', async () => {
+    const { convertReview } = await import('../../webhook/conversion/convert.ts');
+    const namespace = Object.create(null) as object;
+    const review = convertReview({
+      uid: 'u',
+      desiredAPIVersion: 'staticsite.dev/v1',
+      objects: [
+        { apiVersion: 'staticsite.dev/v9', kind: 'StaticSite', metadata: { name: 'odd', namespace }, spec: {} },
+      ],
+    });
+    expect(review.response?.result).to.deep.equal({
+      status: 'Failure',
+      message: 'cannot convert /odd to staticsite.dev/v1: unsupported apiVersion "staticsite.dev/v9"',
+    });
+  });
+});

@@ -60,7 +60,9 @@ export function convertReview(request: ConversionRequest): ConversionReview {
     } catch (error) {
       if (!(error instanceof ConversionError)) throw error;
       const meta = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
-      const who = typeof meta.name === 'string' ? `${meta.namespace ?? ''}/${meta.name}` : `objects[${index}]`;
+      // Only strings are printed: a caller's object may be anything (even without a prototype).
+      const namespace = typeof meta.namespace === 'string' ? meta.namespace : '';
+      const who = typeof meta.name === 'string' ? `${namespace}/${meta.name}` : `objects[${index}]`;
       return {
         apiVersion: 'apiextensions.k8s.io/v1',
         kind: 'ConversionReview',
