@@ -5,4 +5,5 @@ export * from './hostname.ts';
 export * from './openapi.ts';
 export * from './resource.ts';
 export * from './schema.ts';
+export * from './scope.ts';
 export * from './types.ts';

@@ -1,30 +1,8 @@
+/** metav1.ObjectMeta and OwnerReference: the one definition lives with the Kubernetes client types. */
+import type { ObjectMeta } from '../kube/objects.ts';
 import type { Tier } from './constants.ts';
 
-/** The subset of ObjectMeta this project reads and writes. Unknown keys pass through. */
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  [key: string]: unknown;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+export type { ObjectMeta, OwnerReference } from '../kube/objects.ts';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 

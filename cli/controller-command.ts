@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { EXCLUDED_NAMESPACES } from '../api/index.ts';
 import { parseDuration } from '../controller/duration.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
 import { type CommandIO, UsageError } from './usage.ts';
@@ -7,7 +8,21 @@ import { type CommandIO, UsageError } from './usage.ts';
 export const DEFAULT_CONTROLLER_IMAGE = 'nginx:1.27-alpine';
 
 export const controllerUsage =
-  'staticsite controller [--kubeconfig F] [--namespace NS] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]';
+  'staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]';
+
+/** `--exclude-namespaces a,b`: a comma-separated list; an empty value excludes nothing. */
+export function namespaceList(value: string): string[] {
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  for (const n of names) {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) || n.length > 63) {
+      throw new UsageError(`--exclude-namespaces: "${n}" is not a namespace name (a DNS-1123 label)`);
+    }
+  }
+  return names;
+}
 
 function positiveInt(name: string, value: string): number {
   const n = Number(value);
@@ -33,6 +48,8 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
     options: {
       kubeconfig: { type: 'string' },
       namespace: { type: 'string', default: '' },
+      'exclude-namespaces': { type: 'string', default: EXCLUDED_NAMESPACES.join(',') },
+      'claims-namespace': { type: 'string' },
       'records-dir': { type: 'string', default: '/var/lib/staticsite/records' },
       workers: { type: 'string', default: '4' },
       'leader-elect': { type: 'boolean', default: false },
@@ -58,6 +75,8 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
   const options: ControllerProcessOptions = {
     kubeconfig: values.kubeconfig,
     namespace: values.namespace,
+    excludeNamespaces: namespaceList(values['exclude-namespaces']),
+    claimsNamespace: values['claims-namespace'],
     recordsDir: values['records-dir'],
     workers: Math.max(1, positiveInt('workers', values.workers)),
     leaderElect: values['leader-elect'],

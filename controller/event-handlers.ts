@@ -1,9 +1,18 @@
 import type { StaticSiteV1 } from '../api/index.ts';
 import type { ChangeType, Informer } from '../kube/informer.ts';
-import { type ConfigMap, type Deployment, type KubeObject, objectKey, type Service } from '../kube/objects.ts';
+import {
+  type ConfigMap,
+  type Deployment,
+  type KubeObject,
+  type Lease,
+  objectKey,
+  type Service,
+} from '../kube/objects.ts';
+import { claimHostname } from './claims/hostname-claims.ts';
 import { EchoFilter } from './echo-filter.ts';
 import { INSTANCE_LABEL } from './reconcile/children.ts';
 import { ownerKey } from './reconcile/ownership.ts';
+import { siteHostname } from './reconcile/reconciler.ts';
 
 /** Where event handlers put keys: the controller's work queue. */
 export interface KeySink {
@@ -15,6 +24,8 @@ export interface WatchedInformers {
   configMaps: Informer<ConfigMap>;
   deployments: Informer<Deployment>;
   services: Informer<Service>;
+  /** The hostname claims in the controller's namespace. */
+  claims?: Informer<Lease>;
 }
 
 /** The site a child belongs to: its controller owner reference, else its instance label. */
@@ -34,9 +45,13 @@ export function ownerSiteKey(object: KubeObject): string | undefined {
 export class EventHandlers {
   private readonly echoes = new EchoFilter();
   private readonly queue: KeySink;
+  private readonly baseDomain: string;
+  private sites: Pick<Informer<StaticSiteV1>, 'list'> | undefined;
 
-  constructor(queue: KeySink) {
+  /** `baseDomain`: how a site without `spec.hostname` gets its hostname (to find the sites waiting for a claim). */
+  constructor(queue: KeySink, baseDomain = '') {
     this.queue = queue;
+    this.baseDomain = baseDomain;
   }
 
   /** Subscribes to the informers' changes. */
@@ -45,6 +60,8 @@ export class EventHandlers {
     informers.configMaps.onChange((type, object) => this.onChildChange('ConfigMap', type, object));
     informers.deployments.onChange((type, object) => this.onChildChange('Deployment', type, object));
     informers.services.onChange((type, object) => this.onChildChange('Service', type, object));
+    this.sites = informers.sites;
+    informers.claims?.onChange((type, claim) => this.onClaimChange(type, claim));
   }
 
   /** The reconciler wrote `object`: the watch event that echoes this write is not a change. */
@@ -59,6 +76,19 @@ export class EventHandlers {
       return;
     }
     this.queue.add(objectKey(site));
+  }
+
+  /**
+   * A hostname claim was deleted (its holder let go or is gone): every site that wants that
+   * hostname is queued, so a site that lost it takes it now rather than at the next resync.
+   */
+  onClaimChange(type: ChangeType, claim: Lease): void {
+    if (type !== 'delete') return;
+    const hostname = claimHostname(claim);
+    if (!hostname || !this.sites) return;
+    for (const site of this.sites.list()) {
+      if (siteHostname(site, this.baseDomain) === hostname) this.queue.add(objectKey(site));
+    }
   }
 
   onChildChange(kind: string, type: ChangeType, object: KubeObject): void {

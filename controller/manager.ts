@@ -5,9 +5,10 @@ import type { KubeApi } from '../kube/api-client.ts';
 import { errorMessage } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
 import { Informer } from '../kube/informer.ts';
-import type { ConfigMap, Deployment, KubeObject, Service } from '../kube/objects.ts';
+import type { ConfigMap, Deployment, KubeObject, Lease, Service } from '../kube/objects.ts';
 import { type Check, PING } from '../kube/probes-server.ts';
-import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES } from '../kube/resources.ts';
+import { CONFIGMAPS, DEPLOYMENTS, LEASES, type ResourceType, SERVICES } from '../kube/resources.ts';
+import { CLAIM_SELECTOR, HostnameClaims } from './claims/hostname-claims.ts';
 import { Controller } from './controller.ts';
 import { EventHandlers } from './event-handlers.ts';
 import { LeaseElector } from './leader/lease-elector.ts';
@@ -33,6 +34,8 @@ export interface LeaderElectionConfig {
 export interface ManagerConfig extends ReconcilerConfig {
   /** Empty: all namespaces. */
   namespace: string;
+  /** Where the hostname claims (Leases) live: the controller's own namespace. */
+  claimsNamespace: string;
   workers: number;
   /** Every site is reconciled again this often even without events (0: never). */
   resyncPeriodMs: number;
@@ -75,6 +78,7 @@ export class ControllerManager {
   readonly configMaps: Informer<ConfigMap>;
   readonly deployments: Informer<Deployment>;
   readonly services: Informer<Service>;
+  readonly claims: Informer<Lease>;
   readonly elector: LeaseElector | undefined;
   private readonly deps: ManagerDeps;
   private readonly config: ManagerConfig;
@@ -85,12 +89,17 @@ export class ControllerManager {
     this.config = config;
     this.identity = config.identity ?? `${hostname()}_${randomUUID()}`;
     const { api, clock, logger, metrics } = deps;
-    const informer = <T extends KubeObject>(type: ResourceType, labelSelector?: string) =>
+    const informer = <T extends KubeObject>(
+      type: ResourceType,
+      labelSelector?: string,
+      namespace = config.namespace,
+      name = type.plural,
+    ) =>
       new Informer<T>({
-        name: type.plural,
+        name,
         api,
         type,
-        namespace: config.namespace,
+        namespace,
         labelSelector,
         clock,
         logger,
@@ -101,12 +110,15 @@ export class ControllerManager {
     this.configMaps = informer<ConfigMap>(CONFIGMAPS, MANAGED_SELECTOR);
     this.deployments = informer<Deployment>(DEPLOYMENTS, MANAGED_SELECTOR);
     this.services = informer<Service>(SERVICES, MANAGED_SELECTOR);
+    this.claims = informer<Lease>(LEASES, CLAIM_SELECTOR, config.claimsNamespace, 'hostname-claims');
+    const claims = new HostnameClaims({ api, namespace: config.claimsNamespace, cache: this.claims });
     metrics.watchInformers(() => this.informers().map((i) => i.health()));
 
     const reconciler = new SiteReconciler({
       api,
       caches: { configMaps: this.configMaps, deployments: this.deployments, services: this.services },
       records: deps.records,
+      claims,
       events: deps.events,
       clock,
       logger,
@@ -118,13 +130,20 @@ export class ControllerManager {
       { workers: config.workers, shutdownGraceMs: config.shutdownGraceMs },
     );
     this.queue = this.controller.queue;
-    this.handlers = new EventHandlers(this.queue);
+    this.handlers = new EventHandlers(this.queue, config.baseDomain);
     this.handlers.register({
       sites: this.sites,
       configMaps: this.configMaps,
       deployments: this.deployments,
       services: this.services,
+      claims: this.claims,
     });
+    if (config.excludedNamespaces?.includes(config.namespace)) {
+      logger.warn(
+        { namespace: config.namespace, excluded: config.excludedNamespaces },
+        'the watched namespace is excluded: every StaticSite in it is left alone',
+      );
+    }
 
     if (config.leaderElection) {
       const le = config.leaderElection;
@@ -144,7 +163,13 @@ export class ControllerManager {
   }
 
   informers(): Informer<KubeObject>[] {
-    return [this.sites, this.configMaps, this.deployments, this.services] as unknown as Informer<KubeObject>[];
+    return [
+      this.sites,
+      this.configMaps,
+      this.deployments,
+      this.services,
+      this.claims,
+    ] as unknown as Informer<KubeObject>[];
   }
 
   isLeader(): boolean {

@@ -14,6 +14,10 @@ import { FileRecordStore } from './records/file-record-store.ts';
 export interface ControllerProcessOptions {
   kubeconfig?: string;
   namespace: string;
+  /** Where the hostname claims live. Default: the leader-election Lease's namespace. */
+  claimsNamespace?: string;
+  /** StaticSites in these namespaces are left alone. */
+  excludeNamespaces: readonly string[];
   recordsDir: string;
   workers: number;
   leaderElect: boolean;
@@ -53,8 +57,13 @@ export async function startController(options: ControllerProcessOptions, logger:
   });
   const api = new KubeApi(transport);
   const identity = options.identity;
+  // The controller's own namespace: where the leader-election Lease and the hostname claims live.
+  const ownNamespace =
+    options.leaderElectNamespace ?? inClusterNamespace(kubeConfig) ?? (options.namespace || DEFAULT_NAMESPACE);
   const config: ManagerConfig = {
     namespace: options.namespace,
+    claimsNamespace: options.claimsNamespace ?? ownNamespace,
+    excludedNamespaces: options.excludeNamespaces,
     workers: options.workers,
     resyncPeriodMs: options.resyncPeriodMs,
     watchDownThresholdMs: options.watchDownThresholdMs,
@@ -64,8 +73,7 @@ export async function startController(options: ControllerProcessOptions, logger:
     identity,
     leaderElection: options.leaderElect
       ? {
-          namespace:
-            options.leaderElectNamespace ?? inClusterNamespace(kubeConfig) ?? (options.namespace || DEFAULT_NAMESPACE),
+          namespace: ownNamespace,
           leaseDurationMs: options.leaseDurationMs,
           renewDeadlineMs: options.renewDeadlineMs,
           retryPeriodMs: options.retryPeriodMs,
@@ -101,6 +109,8 @@ export async function startController(options: ControllerProcessOptions, logger:
   logger.info(
     {
       namespace: options.namespace || '(all)',
+      excludedNamespaces: options.excludeNamespaces,
+      claimsNamespace: config.claimsNamespace,
       workers: options.workers,
       leaderElect: options.leaderElect,
       identity: manager.identity,

@@ -155,7 +155,12 @@ export class HttpsTransport implements KubeTransport {
     const headers: Record<string, string> = {
       accept: 'application/json',
       ...(await this.authHeaders()),
-      ...(payload !== undefined && { 'content-type': options.contentType ?? 'application/json' }),
+      // Node sends a DELETE body with neither Content-Length nor chunked encoding, so the API server
+      // would never read it (a delete's preconditions were ignored): always say how long the body is.
+      ...(payload !== undefined && {
+        'content-type': options.contentType ?? 'application/json',
+        'content-length': String(Buffer.byteLength(payload)),
+      }),
     };
     const send = this.server.protocol === 'http:' ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {

@@ -2,7 +2,15 @@ import { defaultHostname, FINALIZER, STATICSITES, type StaticSiteV1 } from '../.
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
 import { type Clock, formatTime } from '../../kube/clock.ts';
-import { type ConfigMap, type Deployment, type KubeObject, type Service, splitKey } from '../../kube/objects.ts';
+import {
+  type ConfigMap,
+  type Deployment,
+  type KubeObject,
+  objectKey,
+  type Service,
+  splitKey,
+} from '../../kube/objects.ts';
+import type { ClaimVerdict, HostnameClaims } from '../claims/hostname-claims.ts';
 import type { EventRecorder } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ExternalRecord, RecordStore } from '../records/record-store.ts';
@@ -32,6 +40,11 @@ export interface ReconcilerConfig extends ChildOptions {
   baseDomain: string;
   /** How long to wait for a child that is being deleted before creating it again. */
   terminatingRequeueMs?: number;
+  /**
+   * StaticSites in these namespaces are left alone: no read, no write, one info log per site. The
+   * webhooks skip the same namespaces (api/scope.ts EXCLUDED_NAMESPACES is the default of both).
+   */
+  excludedNamespaces?: readonly string[];
 }
 
 export interface ReconcilerDeps {
@@ -42,6 +55,8 @@ export interface ReconcilerDeps {
     services: ChildLookup<Service>;
   };
   records: RecordStore;
+  /** Hostname claims: a site publishes a record only for a hostname it holds. */
+  claims: HostnameClaims;
   events: EventRecorder;
   clock: Clock;
   logger: Logger;
@@ -72,14 +87,28 @@ export function externalRecordFor(site: StaticSiteV1, baseDomain: string): Exter
  */
 export class SiteReconciler {
   private readonly deps: ReconcilerDeps;
+  private readonly excluded: ReadonlySet<string>;
+  /** Sites in an excluded namespace already logged (once per site). */
+  private readonly leftAlone = new Set<string>();
 
   constructor(deps: ReconcilerDeps) {
     this.deps = deps;
+    this.excluded = new Set(deps.config.excludedNamespaces ?? []);
   }
 
   async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
-    const { api, records, logger } = this.deps;
+    const { api, records, claims, logger } = this.deps;
     const { namespace, name } = splitKey(key);
+    if (this.excluded.has(namespace)) {
+      if (!this.leftAlone.has(key)) {
+        this.leftAlone.add(key);
+        logger.info(
+          { site: key, namespace },
+          'StaticSite in an excluded namespace (the webhooks skip it too): left alone',
+        );
+      }
+      return {};
+    }
     let site: StaticSiteV1;
     try {
       site = await api.get<StaticSiteV1>(STATICSITES, namespace, name, { signal });
@@ -88,6 +117,15 @@ export class SiteReconciler {
       // Gone (perhaps in a watch gap): make sure no record outlives it. Idempotent.
       const outcome = await records.remove(key);
       if (outcome === 'removed') logger.info({ site: key }, 'removed the record of a site that no longer exists');
+      // Its claims are stale now (no site of this name exists): let them go.
+      for (const claim of claims.cachedClaimsOfKey(key)) {
+        if (await claims.deleteClaim(claim, { signal })) {
+          logger.info(
+            { site: key, claim: claim.metadata.name },
+            'released the hostname claim of a site that no longer exists',
+          );
+        }
+      }
       return {};
     }
     if (site.metadata.deletionTimestamp) return this.finalize(key, site, signal);
@@ -106,6 +144,18 @@ export class SiteReconciler {
         'Warning',
         'RecordDeleteFailed',
         `deleting the external record failed: ${errorMessage(error)}`,
+      );
+      throw error;
+    }
+    // The record is gone: now the hostname may go to another site.
+    try {
+      await this.releaseClaims(site, undefined, signal);
+    } catch (error) {
+      events.event(
+        site,
+        'Warning',
+        'ClaimReleaseFailed',
+        `releasing the hostname claim failed: ${errorMessage(error)}`,
       );
       throw error;
     }
@@ -195,9 +245,48 @@ export class SiteReconciler {
     await ensure(serviceChild, caches.services);
 
     const record = externalRecordFor(site, config.baseDomain);
-    if (problems.length === 0) {
+    // The hostname first: a record is published, or kept, only for a hostname this site holds.
+    let verdict: ClaimVerdict | undefined;
+    let releaseFailure: string | undefined;
+    try {
+      verdict = await this.deps.claims.claim(record.hostname, site, { signal });
+    } catch (error) {
+      const reason = error instanceof ApiError ? error.serverMessage : errorMessage(error);
+      const message = `claiming hostname ${record.hostname} failed: ${reason}`;
+      problems.push({ status: 'False', reason: 'ClaimFailed', message });
+      events.event(site, 'Warning', 'ClaimFailed', message);
+    }
+    if (verdict?.outcome === 'claimed') {
+      this.deps.logger.info({ site: key, hostname: record.hostname }, 'claimed hostname');
+    }
+    if (verdict?.outcome === 'lost') {
+      const message = `hostname ${record.hostname} is held by StaticSite ${verdict.holder}`;
+      events.event(site, 'Warning', 'HostnameConflict', message);
+      // A record published before (an older hostname, or before claims existed) must not stay.
+      let removed = false;
+      try {
+        removed = (await records.remove(key)) === 'removed';
+      } catch (error) {
+        const failed = `removing the external record failed: ${errorMessage(error)}`;
+        problems.push({ status: 'False', reason: 'RecordFailed', message: failed });
+        events.event(site, 'Warning', 'RecordFailed', failed);
+      }
+      if (removed) events.event(site, 'Normal', 'RecordRemoved', `Removed the external record: ${message}`);
+      problems.push({ status: 'False', reason: 'HostnameConflict', message });
+      // No record left: claims this site holds on older hostnames would only block other sites.
+      if (problems.every((p) => p.reason !== 'RecordFailed')) {
+        try {
+          await this.releaseClaims(site, record.hostname, signal);
+        } catch (error) {
+          releaseFailure = `releasing an older hostname claim failed: ${errorMessage(error)}`;
+          events.event(site, 'Warning', 'ClaimReleaseFailed', releaseFailure);
+        }
+      }
+    } else if (verdict && problems.length === 0) {
+      let published = false;
       try {
         const outcome = await records.publish(key, record);
+        published = true;
         if (outcome !== 'unchanged') {
           events.event(site, 'Normal', 'RecordPublished', `Published ${record.hostname} -> ${record.service}`);
         }
@@ -206,12 +295,42 @@ export class SiteReconciler {
         problems.push({ status: 'False', reason: 'RecordFailed', message });
         events.event(site, 'Warning', 'RecordFailed', message);
       }
+      // The record names this hostname now: the claims on older ones can go.
+      if (published) {
+        try {
+          await this.releaseClaims(site, record.hostname, signal);
+        } catch (error) {
+          releaseFailure = `releasing an older hostname claim failed: ${errorMessage(error)}`;
+          events.event(site, 'Warning', 'ClaimReleaseFailed', releaseFailure);
+        }
+      }
     }
 
     await this.writeStatus(site, deployment, problems[0], `http://${record.hostname}/`, signal);
-    if (problems.length > 0) throw new ReconcileProblem(problems.map((p) => p.message).join('; '));
+    // A lost hostname is no failure of ours: the site waits, without backoff, for the holder to let
+    // go; the claim's deletion re-queues it (event handlers), the resync is the safety net.
+    const failures = problems.filter((p) => p.reason !== 'HostnameConflict').map((p) => p.message);
+    if (releaseFailure) failures.push(releaseFailure);
+    if (failures.length > 0) throw new ReconcileProblem(failures.join('; '));
     if (terminating) return { requeueAfterMs: config.terminatingRequeueMs ?? 1000 };
     return {};
+  }
+
+  /**
+   * Releases this site's claims, except the one on `keep`: those the claims cache shows for the
+   * site's uid, and the one on its current hostname (read fresh, in case the cache is behind).
+   * Only claims held by this very site are deleted, each with its uid and resourceVersion as
+   * preconditions.
+   */
+  private async releaseClaims(site: StaticSiteV1, keep: string | undefined, signal?: AbortSignal): Promise<void> {
+    const { claims, logger, config } = this.deps;
+    const hostnames = new Set(claims.cachedHostnamesOf(site));
+    if (keep === undefined) hostnames.add(siteHostname(site, config.baseDomain));
+    else hostnames.delete(keep);
+    for (const hostname of hostnames) {
+      const outcome = await claims.release(hostname, site, { signal });
+      if (outcome === 'released') logger.info({ site: objectKey(site), hostname }, 'released hostname claim');
+    }
   }
 
   private async writeStatus(

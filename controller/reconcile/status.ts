@@ -12,7 +12,9 @@ export type ReadyReason =
   | 'ProgressDeadlineExceeded'
   | 'ChildConflict'
   | 'ChildFailed'
-  | 'RecordFailed';
+  | 'RecordFailed'
+  | 'HostnameConflict'
+  | 'ClaimFailed';
 
 export interface Readiness {
   status: ConditionStatus;

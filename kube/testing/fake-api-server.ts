@@ -59,6 +59,13 @@ class EventStream implements AsyncIterable<string> {
   }
 }
 
+/** `Lease.coordination.k8s.io`: how the API server names an object's kind in a precondition failure. */
+function kindAndGroup(collection: string, object: KubeObject): string {
+  const parts = collection.split('/').filter(Boolean);
+  const kind = object.kind ?? parts[parts.length - 1] ?? '';
+  return parts[0] === 'apis' && parts[1] ? `${kind}.${parts[1]}` : kind;
+}
+
 function labelsMatch(object: KubeObject, selector: string | undefined): boolean {
   if (!selector) return true;
   return selector.split(',').every((term) => {
@@ -101,6 +108,13 @@ export class FakeApiServer implements KubeTransport {
   seed<T extends KubeObject>(collection: string, object: T): T {
     const stored = this.store(collection, structuredClone(object), 'ADDED');
     return stored as T;
+  }
+
+  /** Every object of a collection, as stored. */
+  list<T extends KubeObject>(collection: string): T[] {
+    return [...this.objects.entries()]
+      .filter(([k]) => k.slice(0, k.lastIndexOf('/')) === collection)
+      .map(([, o]) => structuredClone(o) as T);
   }
 
   read<T extends KubeObject>(collection: string, name: string): T | undefined {
@@ -241,7 +255,47 @@ export class FakeApiServer implements KubeTransport {
       return this.ok(this.store(collection, next, 'MODIFIED'));
     }
     if (method === 'PATCH' && options.body !== undefined) return this.patch(collection, current, options);
+    if (method === 'DELETE') return this.delete(collection, current, options);
     return this.status(405, 'MethodNotAllowed', method);
+  }
+
+  /**
+   * DELETE with DeleteOptions preconditions (uid, resourceVersion): a mismatch is a 409 Conflict in
+   * the words kube-apiserver v1.37 answers with (measured). An object with finalizers only gets its
+   * deletionTimestamp; any other is removed, its watchers told, and a Success Status returned.
+   */
+  private delete(collection: string, current: KubeObject, options: TransportRequest): TransportResponse {
+    const name = current.metadata.name ?? '';
+    const preconditions = (options.body as { preconditions?: { uid?: string; resourceVersion?: string } } | undefined)
+      ?.preconditions;
+    const failed = (what: string, wanted: string, actual: string | undefined, why: string) =>
+      this.status(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${kindAndGroup(collection, current)} "${name}": the ${what} in the precondition (${wanted}) does not match the ${what} in record (${actual ?? ''}). The object might have been ${why}`,
+      );
+    if (preconditions?.uid !== undefined && preconditions.uid !== current.metadata.uid) {
+      return failed('UID', preconditions.uid, current.metadata.uid, 'deleted and then recreated');
+    }
+    if (
+      preconditions?.resourceVersion !== undefined &&
+      preconditions.resourceVersion !== current.metadata.resourceVersion
+    ) {
+      return failed('ResourceVersion', preconditions.resourceVersion, current.metadata.resourceVersion, 'modified');
+    }
+    if ((current.metadata.finalizers ?? []).length > 0) {
+      const next = structuredClone(current);
+      next.metadata.deletionTimestamp ??= '2026-11-29T12:00:00Z';
+      return this.ok(this.store(collection, next, 'MODIFIED'));
+    }
+    this.remove(collection, name);
+    return this.ok({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name, uid: current.metadata.uid },
+    });
   }
 
   private patch(collection: string, current: KubeObject, options: TransportRequest): TransportResponse {

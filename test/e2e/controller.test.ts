@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
 import { buildCrd, CRD_NAME, FINALIZER } from '../../api/index.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
@@ -185,12 +186,35 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
     else process.stderr.write(`controller logs: ${logDir}\n`);
   });
 
-  it('runs under the least-privilege Role: the ServiceAccount may not delete anything', async () => {
+  it('runs under the least-privilege Role: the ServiceAccount may delete nothing but Leases in its own namespace', async () => {
     const as = `system:serviceaccount:${SYS}:${SA}`;
     for (const resource of ['staticsites.staticsite.dev', 'configmaps', 'deployments.apps', 'services', 'pods']) {
       const res = await cp.kubectl(['auth', 'can-i', 'delete', resource, '-n', NS, '--as', as]);
       expect(res.stdout.trim(), `delete ${resource}`).to.equal('no');
     }
+    // The hostname claims: Leases in the controller's namespace, nowhere else.
+    const leaseHere = await cp.kubectl([
+      'auth',
+      'can-i',
+      'delete',
+      'leases.coordination.k8s.io',
+      '-n',
+      SYS,
+      '--as',
+      as,
+    ]);
+    expect(leaseHere.stdout.trim()).to.equal('yes');
+    const leaseThere = await cp.kubectl([
+      'auth',
+      'can-i',
+      'delete',
+      'leases.coordination.k8s.io',
+      '-n',
+      NS,
+      '--as',
+      as,
+    ]);
+    expect(leaseThere.stdout.trim()).to.equal('no');
     const update = await cp.kubectl([
       'auth',
       'can-i',
@@ -630,6 +654,15 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
       'zeta record follows the new hostname',
       async () => (await readRecord('zeta'))?.hostname === 'zeta.example.com',
     );
+    // The claim follows too: the new hostname's claim exists, the old one's is released.
+    const claimOf = (host: string) =>
+      `/apis/coordination.k8s.io/v1/namespaces/${SYS}/leases/hostname-${sha256(host).slice(0, 40)}`;
+    await eventually(
+      'zeta holds zeta.example.com only',
+      async () =>
+        (await cp.admin.get(claimOf('zeta.example.com'))).status === 200 &&
+        (await cp.admin.get(claimOf(`zeta.${NS}.sites.staticsite.dev`))).status === 404,
+    );
     await converged('zeta');
     const files = (await readdir(recordsDir)).filter((f) => f.endsWith('.json'));
     const hostnames = await Promise.all(
@@ -637,5 +670,149 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
     );
     expect(new Set(hostnames).size).to.equal(hostnames.length);
     expect(files.sort()).to.deep.equal([`${NS}_alpha.json`, `${NS}_beta.json`, `${NS}_gamma.json`, `${NS}_zeta.json`]);
+  });
+});
+
+describe('e2e: the controller limited to one namespace, under the single-namespace overlay’s RBAC only', function () {
+  this.timeout(180_000);
+  const SITES_NS = 'ctrl-one-ns';
+  const OTHER_NS = 'ctrl-one-ns-other';
+  const OWN_NS = 'ctrl-one-ns-system';
+  const sitesPath = `/apis/staticsite.dev/v1/namespaces/${SITES_NS}/staticsites`;
+  const repoRoot = new URL('../../', import.meta.url).pathname;
+  let cp: ControlPlane;
+  let controller: ControllerProcess | undefined;
+  let recordsDir: string;
+  let logDir: string;
+  interface Doc {
+    kind: string;
+    metadata: { name: string; namespace?: string };
+    subjects?: Array<{ kind: string; name: string; namespace?: string }>;
+  }
+
+  before(async () => {
+    ({ controlPlane: cp } = await testCluster());
+    await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
+    for (const ns of [SITES_NS, OTHER_NS, OWN_NS]) await cp.ensureNamespace(ns);
+    recordsDir = await mkdtemp(join(tmpdir(), 'ctrl-one-ns-records-'));
+    logDir = await mkdtemp(join(tmpdir(), 'ctrl-one-ns-logs-'));
+  });
+
+  after(async function () {
+    this.timeout(120_000);
+    await controller?.stop();
+    for (const ns of [SITES_NS, OTHER_NS]) {
+      const path = `/apis/staticsite.dev/v1/namespaces/${ns}/staticsites`;
+      const left = await cp.admin.get<{ items: Site[] }>(path);
+      for (const s of left.body?.items ?? []) {
+        await cp.admin.patch(`${path}/${s.metadata.name}`, { metadata: { finalizers: null } });
+      }
+    }
+    for (const ns of [SITES_NS, OTHER_NS, OWN_NS]) await cp.admin.delete(`/api/v1/namespaces/${ns}`);
+    await uninstallCrd(cp.admin, CRD_NAME);
+    await rm(recordsDir, { recursive: true, force: true });
+    if (!process.env.KEEP_CONTROLLER_LOGS) await rm(logDir, { recursive: true, force: true });
+    else process.stderr.write(`controller logs: ${logDir}\n`);
+  });
+
+  it('kubectl kustomize manifests/overlays/single-namespace: no ClusterRole for the controller; with only its Roles the controller converges a site in its namespace', async () => {
+    const built = await cp.kubectl(['kustomize', `${repoRoot}manifests/overlays/single-namespace`]);
+    expect(built.code, built.stderr).to.equal(0);
+    const docs = parseAllDocuments(built.stdout).map((d) => d.toJS() as Doc);
+    const controllerDocs = docs.filter(
+      (d) =>
+        d.metadata.name.startsWith('staticsite-controller') &&
+        ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].includes(d.kind),
+    );
+    expect(controllerDocs.map((d) => d.kind)).not.to.include.oneOf(['ClusterRole', 'ClusterRoleBinding']);
+    // Every grant to the controller's ServiceAccount, as built, moved to this test's namespaces.
+    const moved = controllerDocs.map((d) => {
+      const text = JSON.stringify(d)
+        .replaceAll('"namespace":"staticsite-system"', `"namespace":"${OWN_NS}"`)
+        .replaceAll('"namespace":"sites"', `"namespace":"${SITES_NS}"`);
+      return JSON.parse(text) as Doc;
+    });
+    expect(
+      moved
+        .filter((d) => d.kind === 'Role')
+        .map((d) => `${d.metadata.namespace}/${d.metadata.name}`)
+        .sort(),
+    ).to.deep.equal([
+      `${OWN_NS}/staticsite-controller-hostname-claims`,
+      `${OWN_NS}/staticsite-controller-leader-election`,
+      `${SITES_NS}/staticsite-controller`,
+    ]);
+    const applied = await cp.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: moved }),
+    );
+    expect(applied.code, applied.stderr).to.equal(0);
+    const as = `system:serviceaccount:${OWN_NS}:${SA}`;
+    const can = async (...args: string[]) => (await cp.kubectl(['auth', 'can-i', ...args, '--as', as])).stdout.trim();
+    expect(await can('list', 'staticsites.staticsite.dev', '-n', SITES_NS)).to.equal('yes');
+    expect(await can('list', 'staticsites.staticsite.dev', '-n', OTHER_NS)).to.equal('no');
+    expect(await can('list', 'staticsites.staticsite.dev', '--all-namespaces')).to.equal('no');
+
+    const creds = await cp.serviceAccountCredentials(OWN_NS, SA);
+    const kubeconfig = await cp.writeKubeconfig('ctrl-one-ns.kubeconfig', creds, 'ctrl-one-ns');
+    controller = await ControllerProcess.start({
+      identity: 'one-ns',
+      kubeconfig,
+      logDir,
+      args: [
+        '--namespace',
+        SITES_NS,
+        '--records-dir',
+        recordsDir,
+        '--leader-elect',
+        '--leader-elect-namespace',
+        OWN_NS,
+      ],
+    });
+    const c = controller;
+    await eventually('controller /readyz', async () => (await c.probe('/readyz')) === 200, 30_000);
+    await cp.admin.must('POST', sitesPath, {
+      apiVersion: 'staticsite.dev/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'solo', namespace: SITES_NS },
+      spec: { content: 'solo' },
+    });
+    // A site elsewhere is none of its business (and out of its reach).
+    await cp.admin.must('POST', `/apis/staticsite.dev/v1/namespaces/${OTHER_NS}/staticsites`, {
+      apiVersion: 'staticsite.dev/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'elsewhere', namespace: OTHER_NS },
+      spec: { content: 'x' },
+    });
+    const s = await eventually(
+      'solo Ready for its generation',
+      async () => {
+        const res = await cp.admin.get<Site>(`${sitesPath}/solo`);
+        const cond = res.body?.status?.conditions?.find((x) => x.type === 'Ready');
+        return cond?.status === 'True' && res.body.status?.observedGeneration === res.body.metadata.generation
+          ? res.body
+          : undefined;
+      },
+      90_000,
+    );
+    expect(s.metadata.finalizers).to.deep.equal([FINALIZER]);
+    const record = JSON.parse(await readFile(join(recordsDir, `${SITES_NS}_solo.json`), 'utf8'));
+    expect(record.hostname).to.equal(`solo.${SITES_NS}.sites.staticsite.dev`);
+    const claim = await cp.admin.must<{ spec: { holderIdentity: string } }>(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${OWN_NS}/leases/hostname-${sha256(record.hostname).slice(0, 40)}`,
+    );
+    expect(claim.spec.holderIdentity).to.equal(`${SITES_NS}/solo`);
+    const elsewhere = await cp.admin.must<Site>(
+      'GET',
+      `/apis/staticsite.dev/v1/namespaces/${OTHER_NS}/staticsites/elsewhere`,
+    );
+    expect(elsewhere.metadata.finalizers).to.equal(undefined);
+    // Not one request of the controller was refused.
+    expect(await c.metric('staticsite_controller_api_requests_total', { code: '403' })).to.equal(0);
+    // Deletion finishes under the same permissions.
+    const deleted = await cp.kubectl(['delete', 'staticsite', 'solo', '-n', SITES_NS, '--timeout=60s']);
+    expect(deleted.code, deleted.stderr).to.equal(0);
+    expect((await readdir(recordsDir)).filter((f) => f.endsWith('.json'))).to.deep.equal([]);
   });
 });

@@ -9,6 +9,7 @@ const TREES = [
   'manifests/overlays/schema-only',
   'manifests/overlays/webhook-only',
   'manifests/overlays/local',
+  'manifests/overlays/single-namespace',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
@@ -60,7 +61,7 @@ describe('e2e: the kustomize manifests', function () {
   for (const tree of TREES) {
     it(`${tree}: every object passes server-side apply (dry-run) on the real API server, with no warning`, async () => {
       // Namespaced objects need their namespace to exist, even in a dry run.
-      await cp.ensureNamespace('staticsite-system');
+      for (const o of built.get(tree) ?? []) if (o.kind === 'Namespace') await cp.ensureNamespace(o.metadata.name);
       const result = await cp.kubectl([
         'apply',
         '--server-side',
@@ -126,7 +127,7 @@ describe('e2e: the kustomize manifests', function () {
     }
   });
 
-  it('the controller may delete nothing', () => {
+  it('the controller may delete nothing but its own hostname claims (Leases, in its namespace only)', () => {
     const objects = built.get('manifests') ?? [];
     const boundToController = objects.filter(
       (o) => o.kind.endsWith('Binding') && o.subjects?.some((s) => s.name === 'staticsite-controller'),
@@ -135,8 +136,13 @@ describe('e2e: the kustomize manifests', function () {
     for (const binding of boundToController) {
       const role = objects.find((o) => o.kind === binding.roleRef?.kind && o.metadata.name === binding.roleRef?.name);
       expect(role, binding.metadata.name).to.not.equal(undefined);
-      const verbs = (role?.rules ?? []).flatMap((r) => r.verbs);
-      expect(verbs).not.to.include.oneOf(['delete', 'deletecollection', '*']);
+      for (const rule of role?.rules ?? []) {
+        if (!rule.verbs.some((v: string) => ['delete', 'deletecollection', '*'].includes(v))) continue;
+        expect(role?.kind, binding.metadata.name).to.equal('Role');
+        expect(role?.metadata.namespace).to.equal('staticsite-system');
+        expect(rule.resources).to.deep.equal(['leases']);
+        expect(rule.verbs).not.to.include.oneOf(['deletecollection', '*']);
+      }
     }
   });
 

@@ -29,7 +29,7 @@ describe('controller: CLI', () => {
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
       'staticsite controller: --workers must be a non-negative integer, got "many"\n' +
-        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]\n',
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]\n',
     );
   });
 

@@ -53,6 +53,7 @@ describe('controller: manager (informers, queue and workers together)', () => {
       },
       {
         namespace: NS,
+        claimsNamespace: 'staticsite-system',
         workers: 2,
         resyncPeriodMs: 60_000,
         watchDownThresholdMs: 30_000,
@@ -82,6 +83,7 @@ describe('controller: manager (informers, queue and workers together)', () => {
         '[+]informer-configmaps ok\n' +
         '[+]informer-deployments ok\n' +
         '[+]informer-services ok\n' +
+        '[+]informer-hostname-claims ok\n' +
         'readyz check passed\n',
     );
     expect(new Probes({ live: manager.liveness() }).answer('/livez?verbose')?.body).to.equal(

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { StaticSiteV1 } from '../../api/index.ts';
+import { HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { LeaseElector } from '../../controller/leader/lease-elector.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
@@ -24,9 +25,13 @@ interface RbacDoc {
   rules?: Rule[];
 }
 
-async function rbac(): Promise<RbacDoc[]> {
-  const text = await readFile(new URL('../../manifests/controller/controller-rbac.yaml', import.meta.url), 'utf8');
-  return parseAllDocuments(text).map((d) => d.toJSON() as RbacDoc);
+async function yamlDocs<T>(file: string): Promise<T[]> {
+  const text = await readFile(new URL(`../../${file}`, import.meta.url), 'utf8');
+  return parseAllDocuments(text).map((d) => d.toJSON() as T);
+}
+
+function rbac(): Promise<RbacDoc[]> {
+  return yamlDocs<RbacDoc>('manifests/controller/controller-rbac.yaml');
 }
 
 /** The RBAC verb and group/resource of one REST call the controller made. */
@@ -49,14 +54,55 @@ function permissionOf(method: string, path: string): { verb: string; group: stri
 }
 
 describe('controller: RBAC manifest', () => {
-  it('grants no delete verb and no wildcard anywhere', async () => {
-    const rules = (await rbac()).flatMap((d) => d.rules ?? []);
-    expect(rules.length).to.be.greaterThan(0);
-    for (const rule of rules) {
-      expect(rule.verbs).not.to.include('delete');
-      expect(rule.verbs).not.to.include('deletecollection');
-      expect([...rule.verbs, ...rule.resources, ...rule.apiGroups]).not.to.include('*');
+  it('grants no wildcard, and delete only on Leases (the hostname claims) through a Role in its own namespace', async () => {
+    const docs = await rbac();
+    expect(docs.flatMap((d) => d.rules ?? []).length).to.be.greaterThan(0);
+    for (const doc of docs) {
+      for (const rule of doc.rules ?? []) {
+        expect([...rule.verbs, ...rule.resources, ...rule.apiGroups]).not.to.include('*');
+        expect(rule.verbs).not.to.include('deletecollection');
+        if (rule.verbs.includes('delete')) {
+          expect(doc.kind, doc.metadata.name).to.equal('Role');
+          expect(doc.metadata.namespace).to.equal('staticsite-system');
+          expect(rule.apiGroups).to.deep.equal(['coordination.k8s.io']);
+          expect(rule.resources).to.deep.equal(['leases']);
+        }
+      }
     }
+    // Leases are never granted cluster-wide.
+    const clusterRules = docs.filter((d) => d.kind === 'ClusterRole').flatMap((d) => d.rules ?? []);
+    expect(clusterRules.flatMap((r) => r.resources)).not.to.include('leases');
+  });
+
+  it('the single-namespace overlay grants the ClusterRole’s rules as a Role in the watched namespace, and no ClusterRole', async () => {
+    const clusterRole = (await rbac()).find((d) => d.kind === 'ClusterRole');
+    const overlay = await yamlDocs<RbacDoc & { roleRef?: { kind: string; name: string }; subjects?: unknown[] }>(
+      'manifests/overlays/single-namespace/namespaced-rbac.yaml',
+    );
+    const role = overlay.find((d) => d.kind === 'Role');
+    expect(role?.rules).to.deep.equal(clusterRole?.rules);
+    const binding = overlay.find((d) => d.kind === 'RoleBinding');
+    expect(binding?.metadata.namespace).to.equal(role?.metadata.namespace);
+    expect(binding?.roleRef).to.deep.equal({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'staticsite-controller',
+    });
+    expect(binding?.subjects).to.deep.equal([
+      { kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' },
+    ]);
+    const kustomization = await yamlDocs<{ patches: Array<{ path?: string; patch?: string }> }>(
+      'manifests/overlays/single-namespace/kustomization.yaml',
+    );
+    const patches = kustomization[0]?.patches ?? [];
+    expect(patches.map((p) => p.patch ?? '').join('\n')).to.include(`value: --namespace=${role?.metadata.namespace}`);
+    const deleted = await yamlDocs<{ $patch: string; kind: string; metadata: { name: string } }>(
+      'manifests/overlays/single-namespace/delete-cluster-rbac.yaml',
+    );
+    expect(deleted.map((d) => `${d.$patch} ${d.kind}/${d.metadata.name}`)).to.deep.equal([
+      'delete ClusterRole/staticsite-controller',
+      'delete ClusterRoleBinding/staticsite-controller',
+    ]);
   });
 
   it('covers every call the controller makes, and grants nothing it never makes', async () => {
@@ -69,6 +115,12 @@ describe('controller: RBAC manifest', () => {
     const svcs = `/api/v1/namespaces/${NS}/services`;
     const sites = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
     const records: RecordStore = { publish: async () => 'created', remove: async () => 'removed' };
+    const leases = '/apis/coordination.k8s.io/v1/namespaces/sys/leases';
+    const claims = new HostnameClaims({
+      api,
+      namespace: 'sys',
+      cache: { get: (key) => server.read(leases, key.split('/')[1] ?? ''), list: () => server.list(leases) },
+    });
     const reconciler = new SiteReconciler({
       api,
       caches: {
@@ -77,6 +129,7 @@ describe('controller: RBAC manifest', () => {
         services: { get: () => undefined as Service | undefined },
       },
       records,
+      claims,
       events: new MemoryEventRecorder(),
       clock,
       logger: silentLogger(),
@@ -115,11 +168,30 @@ describe('controller: RBAC manifest', () => {
         services: live<Service>(svcs),
       },
       records,
+      claims,
       events: new MemoryEventRecorder(),
       clock,
       logger: silentLogger(),
       config: { image: 'nginx', baseDomain: 'example.com' },
     }).reconcile(`${NS}/shop`);
+    // Hostname claims: the informer's list + watch; a lost race (POST 409, GET the claim, GET the
+    // holder); a stale claim (deleted with preconditions); the release at deletion.
+    await api.transport.request('GET', leases);
+    await api.transport.stream(leases, {}, new AbortController().signal);
+    server.seed<StaticSiteV1>(sites, {
+      apiVersion: 'staticsite.dev/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'copy', namespace: NS },
+      spec: { content: 'x', hostname: 'shop.web.example.com' },
+    });
+    await reconciler.reconcile(`${NS}/copy`);
+    server.remove(sites, 'shop');
+    await reconciler.reconcile(`${NS}/copy`);
+    server.modify<StaticSiteV1>(sites, 'copy', (s) => {
+      s.metadata.deletionTimestamp = '2026-11-29T12:10:00Z';
+    });
+    await reconciler.reconcile(`${NS}/copy`);
+    expect(server.requests.filter((r) => r.method === 'DELETE').length).to.be.at.least(2);
     // Events: create, then patch to aggregate.
     await api.create({ group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true }, NS, {
       metadata: { name: 'e', namespace: NS },

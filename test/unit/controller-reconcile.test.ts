@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
+import { claimName, HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import type { ChildLookup } from '../../controller/reconcile/ensure.ts';
 import { ReconcileProblem, SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
-import type { ConfigMap, Deployment, KubeObject, Service } from '../../kube/objects.ts';
+import type { ConfigMap, Deployment, KubeObject, Lease, Service } from '../../kube/objects.ts';
 import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
 
 const NS = 'web';
@@ -15,6 +16,7 @@ const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
 const DEPLOYS = `/apis/apps/v1/namespaces/${NS}/deployments`;
 const SVCS = `/api/v1/namespaces/${NS}/services`;
+const CLAIMS = '/apis/coordination.k8s.io/v1/namespaces/staticsite-system/leases';
 
 class MemoryRecords implements RecordStore {
   readonly records = new Map<string, ExternalRecord>();
@@ -38,6 +40,18 @@ function lookup<T extends KubeObject>(server: FakeApiServer, collection: string)
   return { get: (key) => server.read<T>(collection, key.split('/')[1] ?? '') };
 }
 
+/** Hostname claims in staticsite-system of the fake server, with a cache that is never stale. */
+function claimsOn(server: FakeApiServer): HostnameClaims {
+  return new HostnameClaims({
+    api: new KubeApi(server),
+    namespace: 'staticsite-system',
+    cache: {
+      get: (key) => server.read<Lease>(CLAIMS, key.split('/')[1] ?? ''),
+      list: () => server.list<Lease>(CLAIMS),
+    },
+  });
+}
+
 describe('controller: reconcile', () => {
   let server: FakeApiServer;
   let records: MemoryRecords;
@@ -57,6 +71,7 @@ describe('controller: reconcile', () => {
         services: lookup<Service>(server, SVCS),
       },
       records,
+      claims: claimsOn(server),
       events,
       clock: new ManualClock(),
       logger: silentLogger(),
@@ -89,6 +104,7 @@ describe('controller: reconcile', () => {
       `POST ${CMS}`,
       `POST ${DEPLOYS}`,
       `POST ${SVCS}`,
+      `POST ${CLAIMS}`,
       `PUT ${SITES}/shop/status`,
     ]);
     expect(site().metadata.finalizers).to.deep.equal([FINALIZER]);
@@ -262,7 +278,11 @@ describe('controller: reconcile', () => {
     const before = server.writes().length;
     await reconciler.reconcile(`${NS}/shop`);
     expect(records.records.size).to.equal(0);
-    expect(writes().slice(before)).to.deep.equal([`PUT ${SITES}/shop`]);
+    expect(writes().slice(before)).to.deep.equal([
+      `DELETE ${CLAIMS}/${claimName('shop.web.sites.test')}`,
+      `PUT ${SITES}/shop`,
+    ]);
+    expect(server.list(CLAIMS)).to.deep.equal([]);
     expect(site().metadata.finalizers).to.deep.equal(['example.com/other']);
     expect(events.events.at(-1)).to.include({ type: 'Normal', reason: 'Finalized' });
   });
