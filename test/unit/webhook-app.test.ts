@@ -393,6 +393,28 @@ for (const [adapter, create] of ADAPTERS) {
           400,
           'AdmissionReview request has an unknown operation "PATCH": expected CREATE, UPDATE, DELETE or CONNECT',
         ],
+        // Found by test/e2e/webhook-fuzz.test.ts (seeds 29 and 44): a number or an object where a string goes.
+        [
+          'a request name that is not a string',
+          (r) => {
+            const review = fixture('admission/create-v1beta1.json');
+            review.request.name = 9007199254740992;
+            review.request.object.metadata.name = null;
+            return r.send(review);
+          },
+          400,
+          'AdmissionReview request.name must be a string',
+        ],
+        [
+          'a kind whose group is not a string',
+          (r) => {
+            const review = fixture('admission/create-v1.json');
+            review.request.kind.group = { toString: 'x' };
+            return r.send(review);
+          },
+          400,
+          'AdmissionReview request has no kind (group, version, kind)',
+        ],
       ];
       for (const [what, build, code, message] of cases) {
         it(`${what}: ${code} with a message naming the problem`, async () => {

@@ -97,8 +97,19 @@ export function parseAdmissionReview(body: unknown): { apiVersion: AdmissionApiV
     );
   }
   const gvk = request.kind;
-  if (!isRecord(gvk) || typeof gvk.kind !== 'string' || typeof gvk.version !== 'string') {
+  if (
+    !isRecord(gvk) ||
+    typeof gvk.kind !== 'string' ||
+    typeof gvk.version !== 'string' ||
+    !(gvk.group === undefined || typeof gvk.group === 'string')
+  ) {
     throw new ReviewError(400, 'AdmissionReview request has no kind (group, version, kind)');
+  }
+  for (const field of ['name', 'namespace', 'subResource'] as const) {
+    const value = request[field];
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      throw new ReviewError(400, `AdmissionReview request.${field} must be a string`);
+    }
   }
   return { apiVersion: apiVersion as AdmissionApiVersion, request: request as unknown as AdmissionRequest };
 }
