@@ -128,7 +128,10 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       });
       index.synced = true;
       const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
-      expect([ready.status, await ready.text()]).to.deep.equal([200, '[+]serving-certificate ok\n[+]staticsite-cache ok\nreadyz check passed\n']);
+      expect([ready.status, await ready.text()]).to.deep.equal([
+        200,
+        '[+]serving-certificate ok\n[+]staticsite-cache ok\nreadyz check passed\n',
+      ]);
     } finally {
       await webhook.close();
       await rm(certs.dir, { recursive: true, force: true });

@@ -32,7 +32,7 @@ function firstRunes(text: string, count: number): string {
 
 /** net.NewWarningHeader refuses texts that are not valid UTF-8 or hold control characters. */
 function headerSafe(text: string): boolean {
-  return !/[\u0000-\u001f\u007f-\u009f]/.test(text) && text.isWellFormed();
+  return !/\p{Cc}/u.test(text) && text.isWellFormed();
 }
 
 export interface WarningLimits {
