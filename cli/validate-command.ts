@@ -1,6 +1,7 @@
+import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { Composer, LineCounter, Parser } from 'yaml';
+import { Composer, type Document, LineCounter, Parser } from 'yaml';
 import { buildCrd, type CustomResourceDefinition } from '../api/index.ts';
 import {
   type AdmissionResult,
@@ -49,41 +50,66 @@ async function readText(path: string, io: ValidateIO): Promise<string> {
 }
 
 /**
- * The non-empty YAML (or JSON) documents of a file, as plain values, one at a time: a document is
- * composed, converted and dropped before the next, so memory follows the largest document rather
- * than the file. YAML 1.1 like kubectl. Syntax errors and alias bombs are input errors naming the
- * file, the document and the line.
+ * The non-empty YAML (or JSON) documents of a text read in chunks, as plain values, one at a time:
+ * each chunk is lexed as it arrives, each document composed, converted and dropped before the next,
+ * so memory follows the largest document rather than the file. YAML 1.1 like kubectl. Syntax errors
+ * and alias bombs are input errors naming the file, the document and the line.
  */
-function* documentsOf(text: string, name: string): Generator<unknown> {
+async function* documentsOf(chunks: AsyncIterable<string> | Iterable<string>, name: string): AsyncGenerator<unknown> {
   const lines = new LineCounter();
+  const parser = new Parser(lines.addNewLine);
   const composer = new Composer({ version: '1.1' });
   let index = 0;
-  for (const doc of composer.compose(new Parser(lines.addNewLine).parse(text), false)) {
-    index++;
-    const error = doc.errors[0];
-    if (error) {
-      const pos = lines.linePos(error.pos[0]);
-      const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-      throw new InputError(`${name}:${pos.line}:${pos.col}: document ${index}: invalid YAML: ${reason}`);
+  function* values(docs: Iterable<Document.Parsed>): Generator<unknown> {
+    for (const doc of docs) {
+      index++;
+      const error = doc.errors[0];
+      if (error) {
+        const pos = lines.linePos(error.pos[0]);
+        const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+        throw new InputError(`${name}:${pos.line}:${pos.col}: document ${index}: invalid YAML: ${reason}`);
+      }
+      let value: unknown;
+      try {
+        value = doc.toJS({ maxAliasCount: 1000 });
+      } catch (error) {
+        // yaml refuses alias expansion past maxAliasCount ("Excessive alias count ...").
+        throw new InputError(`${name}: document ${index}: ${(error as Error).message}`);
+      }
+      if (value !== null && value !== undefined) yield value;
     }
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: 1000 });
-    } catch (error) {
-      // yaml refuses alias expansion past maxAliasCount ("Excessive alias count ...").
-      throw new InputError(`${name}: document ${index}: ${(error as Error).message}`);
-    }
-    if (value !== null && value !== undefined) yield value;
   }
+  for await (const chunk of chunks) {
+    for (const token of parser.parse(chunk, true)) yield* values(composer.next(token));
+  }
+  for (const token of parser.parse('', false)) yield* values(composer.next(token));
+  yield* values(composer.end());
 }
 
-function parseDocuments(text: string, name: string): unknown[] {
-  return [...documentsOf(text, name)];
+async function parseDocuments(text: string, name: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const value of documentsOf([text], name)) out.push(value);
+  return out;
+}
+
+/** A file (or standard input, `-`) as text chunks, without holding it whole. */
+async function* chunksOf(path: string, io: ValidateIO): AsyncGenerator<string> {
+  if (path === '-') {
+    yield await (io.readStdin ?? readStdin)();
+    return;
+  }
+  try {
+    yield* createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 }) as AsyncIterable<string>;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined) throw error;
+    throw new InputError(`${path}: cannot read file (${code})`);
+  }
 }
 
 async function loadCrd(path: string | undefined, io: ValidateIO): Promise<CustomResourceDefinition> {
   if (path === undefined) return buildCrd();
-  const docs = parseDocuments(await readText(path, io), path);
+  const docs = await parseDocuments(await readText(path, io), path);
   const crd = docs.find(
     (d): d is CustomResourceDefinition => (d as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition',
   );
@@ -164,9 +190,8 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
   const file = positionals[0] ?? '-';
   const crd = await loadCrd(values.crd, io);
   const name = file === '-' ? '<stdin>' : file;
-  const text = await readText(file, io);
   const oldObject =
-    values.old === undefined ? undefined : parseDocuments(await readText(values.old, io), values.old)[0];
+    values.old === undefined ? undefined : (await parseDocuments(await readText(values.old, io), values.old))[0];
 
   const compiled = new Map<string, CompiledCrdVersion>();
   const environment = createCelEnvironment();
@@ -187,7 +212,7 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
 
   let denied = 0;
   let index = 0;
-  for (const object of documentsOf(text, name)) {
+  for await (const object of documentsOf(chunksOf(file, io), name)) {
     const version = compiledFor(versionFor(crd, object, values.version));
     const result = admit(version, object, {
       fieldValidation,
