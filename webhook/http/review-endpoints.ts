@@ -131,11 +131,32 @@ export class ByteBudget {
   }
 }
 
-/** Answers and closes the connection, so an unread body (over the limit) is never read. */
+/** What a closing connection still reads and throws away, so the client can read the answer first. */
+const LINGER_BYTES = 1 << 20;
+const LINGER_MS = 1_000;
+
+/**
+ * Answers and closes the connection, so an unread body (over the limit) is never processed. Closing
+ * a socket with unread input makes the kernel send a reset, which can destroy the answer before the
+ * client reads it; so, as HTTP servers do (a "lingering close"), the socket is half-closed and up to
+ * LINGER_BYTES more input is discarded for at most LINGER_MS before it is destroyed.
+ */
 function sendAndClose(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
   res.shouldKeepAlive = false;
   res.setHeader('connection', 'close');
-  res.once('finish', () => req.socket.destroySoon());
+  res.once('finish', () => {
+    const socket = req.socket;
+    let discarded = 0;
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > LINGER_BYTES) socket.destroy();
+    });
+    socket.once('close', () => clearTimeout(timer));
+    socket.end();
+    socket.resume();
+  });
   sendJson(res, status, body);
 }
 
