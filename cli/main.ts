@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
@@ -98,10 +99,35 @@ function isEntryPoint(): boolean {
   return entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url);
 }
 
+/**
+ * Node flags a command needs that only take effect when a process starts. `validate` works through
+ * many documents, each garbage once checked: a small young generation collects it before it piles
+ * up (a 51 MB file of 20,000 sites peaks at 135 MB instead of 260 MB, at the same speed).
+ */
+const NODE_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  validate: ['--max-semi-space-size=2'],
+};
+
+/** Runs this CLI again in a child with `flags`, passing the terminal and signals through. */
+function relaunch(flags: readonly string[]): void {
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => {
+    process.exitCode = code ?? (signal ? 1 : 0);
+  });
+}
+
 if (isEntryPoint()) {
-  const io: CommandIO = {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
-  };
-  process.exitCode = await run(process.argv.slice(2), io);
+  const flags = NODE_FLAGS[process.argv[2] ?? ''];
+  if (flags && !flags.every((f) => process.execArgv.includes(f))) {
+    relaunch(flags);
+  } else {
+    const io: CommandIO = {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+    };
+    process.exitCode = await run(process.argv.slice(2), io);
+  }
 }
