@@ -1,7 +1,11 @@
-# One small image for the webhook, the controller and the cert bootstrapper:
-#   docker build -t staticsite-operator:0.1.0 .
+# One small image for the webhook, the controller and the cert bootstrapper.
+# With a registry:     docker build -t staticsite-operator:0.1.0 .
+# Without a registry:  npm run image   (makes the two bases here and passes them as build args)
+ARG BUILD_BASE=node:24-bookworm-slim
+ARG RUNTIME_BASE=gcr.io/distroless/nodejs24-debian12:nonroot
+
 # Build stage: compile TypeScript to dist/ and keep only production dependencies.
-FROM node:24-bookworm-slim AS build
+FROM ${BUILD_BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the image's own Node 24 runs everything, so the `node` devDependency's
@@ -9,11 +13,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources: everything .dockerignore lets through; tsconfig.build.json names the folders that build.
 COPY . .
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts \
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && mkdir -p /owned/pki /owned/webhook-certs /owned/records
 
-# Runtime: distroless Node 24, non-root (uid 65532), no shell, no package manager.
-FROM gcr.io/distroless/nodejs24-debian12:nonroot
+# Runtime: Node 24 with no shell and no package manager, as the nonroot user (65532).
+FROM ${RUNTIME_BASE}
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /src/package.json ./package.json

@@ -2,13 +2,11 @@ import { parseArgs } from 'node:util';
 import { EXCLUDED_NAMESPACES } from '../api/index.ts';
 import { parseDuration } from '../controller/duration.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
+import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
-/** The default container image (a unit test keeps it equal to controller/reconcile/children.ts DEFAULT_IMAGE). */
-export const DEFAULT_CONTROLLER_IMAGE = 'nginx:1.27-alpine';
-
 export const controllerUsage =
-  'staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]';
+  'staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--site-image IMAGE] [--site-port 8080]';
 
 /** `--exclude-namespaces a,b`: a comma-separated list; an empty value excludes nothing. */
 export function namespaceList(value: string): string[] {
@@ -28,6 +26,19 @@ function positiveInt(name: string, value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
   return n;
+}
+
+function port(name: string, value: string): number {
+  const n = positiveInt(name, value);
+  if (n < 1 || n > 65535) throw new UsageError(`--${name} must be a port (1-65535), got "${value}"`);
+  return n;
+}
+
+function siteImage(siteImageFlag: string | undefined, imageFlag: string | undefined): string {
+  if (siteImageFlag !== undefined && imageFlag !== undefined) {
+    throw new UsageError('--image is the old spelling of --site-image: give one of them');
+  }
+  return siteImageFlag ?? imageFlag ?? DEFAULT_SITE_IMAGE;
 }
 
 function duration(name: string, value: string): number {
@@ -60,7 +71,10 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
       'metrics-port': { type: 'string', default: '8081' },
       'metrics-bind-address': { type: 'string', default: '0.0.0.0' },
       'base-domain': { type: 'string', default: 'sites.staticsite.dev' },
-      image: { type: 'string', default: DEFAULT_CONTROLLER_IMAGE },
+      'site-image': { type: 'string' },
+      'site-port': { type: 'string', default: String(DEFAULT_SITE_PORT) },
+      /** Deprecated spelling of --site-image. */
+      image: { type: 'string' },
       'resync-period': { type: 'string', default: '10m' },
       'kube-api-qps': { type: 'string', default: '50' },
       'kube-api-burst': { type: 'string', default: '100' },
@@ -87,7 +101,8 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
     metricsPort: positiveInt('metrics-port', values['metrics-port']),
     metricsBindAddress: values['metrics-bind-address'],
     baseDomain: values['base-domain'],
-    image: values.image,
+    image: siteImage(values['site-image'], values.image),
+    sitePort: port('site-port', values['site-port']),
     resyncPeriodMs: duration('resync-period', values['resync-period']),
     qps: positiveInt('kube-api-qps', values['kube-api-qps']),
     burst: positiveInt('kube-api-burst', values['kube-api-burst']),

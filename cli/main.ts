@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../devenv/package-root.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
 export interface LoadedCommand {
@@ -55,7 +57,12 @@ const COMMANDS: CommandTable = {
 /** The command list; each command prints its own flags on a usage error. */
 export function usage(commands: CommandTable = COMMANDS): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`);
-  return `usage: staticsite <command> [flags]\n\ncommands:\n${lines.join('\n')}\n\nSee README.md (CLI reference) for every flag.\n`;
+  return `usage: staticsite <command> [flags]\n       staticsite --version\n\ncommands:\n${lines.join('\n')}\n\nSee README.md (CLI reference) for every flag.\n`;
+}
+
+/** This package's version, from its package.json (the same file in a checkout, the build and the image). */
+export function version(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /** Runs one CLI invocation and returns its exit code: 0 ok, 1 failure, 2 usage or input error. */
@@ -64,6 +71,10 @@ export async function run(argv: string[], io: CommandIO, commands: CommandTable 
   if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     io.stdout(usage(commands));
     return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === 'version') {
+    io.stdout(`staticsite ${version()}\n`);
+    return 0;
   }
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!entry) {

@@ -28,7 +28,9 @@ export interface ControllerProcessOptions {
   metricsPort: number;
   metricsBindAddress: string;
   baseDomain: string;
+  /** The site container's image and the port it serves on. */
   image: string;
+  sitePort: number;
   resyncPeriodMs: number;
   qps: number;
   burst: number;
@@ -70,6 +72,7 @@ export async function startController(options: ControllerProcessOptions, logger:
     shutdownGraceMs: options.shutdownGraceMs,
     baseDomain: options.baseDomain,
     image: options.image,
+    port: options.sitePort,
     identity,
     leaderElection: options.leaderElect
       ? {

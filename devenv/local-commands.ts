@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { FINALIZER } from '../api/index.ts';
 import { kubeconfigYaml } from './controlplane.ts';
 import { eventually } from './crds.ts';
@@ -8,15 +9,18 @@ import { KubeHttp } from './kube-http.ts';
 import { readKubeconfig } from './kubeconfig.ts';
 import type { LocalSystem } from './local-system.ts';
 import { NodeSimulator } from './node-simulator.ts';
+import { packageFile } from './package-root.ts';
 import { writeControlPlanePki } from './pki.ts';
 
 const SAMPLE_NAMESPACE = 'demo';
-const SAMPLE = {
-  apiVersion: 'staticsite.dev/v1',
-  kind: 'StaticSite',
-  metadata: { name: 'hello', namespace: SAMPLE_NAMESPACE },
-  spec: { content: '<h1>Hello from StaticSite</h1>', replicas: 2 },
-};
+
+/** The sample StaticSite of manifests/samples/hello.yaml, which docker compose applies too. */
+async function sampleSite(): Promise<{ metadata: { name: string; namespace: string } }> {
+  const documents = parseAllDocuments(await readFile(packageFile('manifests', 'samples', 'hello.yaml'), 'utf8'));
+  const site = documents.map((d) => d.toJS() as { kind?: string }).find((o) => o.kind === 'StaticSite');
+  if (!site) throw new Error('manifests/samples/hello.yaml has no StaticSite');
+  return site as { metadata: { name: string; namespace: string } };
+}
 
 interface Site {
   metadata: { finalizers?: string[]; generation?: number };
@@ -34,7 +38,7 @@ export async function showSample(system: LocalSystem, say: (line: string) => voi
   const admin = system.controlPlane.admin;
   await system.controlPlane.ensureNamespace(SAMPLE_NAMESPACE);
   const path = `/apis/staticsite.dev/v1/namespaces/${SAMPLE_NAMESPACE}/staticsites`;
-  const created = await admin.post<Site>(path, SAMPLE);
+  const created = await admin.post<Site>(path, await sampleSite());
   if (created.status !== 201 && created.status !== 409) throw new Error(`create the sample site: ${created.text}`);
   say(`\napplied StaticSite ${SAMPLE_NAMESPACE}/hello (2 replicas)`);
   const site = created.body;

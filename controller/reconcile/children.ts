@@ -18,14 +18,22 @@ export const CONTAINER_NAME = 'nginx';
 export const CONTENT_VOLUME = 'content';
 export const HTML_DIR = '/usr/share/nginx/html';
 export const HTTP_PORT_NAME = 'http';
+/** The Service's port: what clients of the site connect to. */
 export const HTTP_PORT = 80;
-export const DEFAULT_IMAGE = 'nginx:1.27-alpine';
+/**
+ * The site container: nginx's official unprivileged image, which runs as uid 101 and serves
+ * /usr/share/nginx/html on 8080 (a non-root process cannot bind port 80).
+ */
+export const DEFAULT_SITE_IMAGE = 'nginxinc/nginx-unprivileged:1.28-alpine';
+export const DEFAULT_SITE_PORT = 8080;
 
 /** The label selector of the children informers. */
 export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
 export interface ChildOptions {
   image: string;
+  /** The port the image serves on; DEFAULT_SITE_PORT when absent. */
+  port?: number;
 }
 
 /** A kind of child: where it lives and how to set our fields on a live (or empty) object. */
@@ -76,9 +84,10 @@ export const configMapChild: ChildKind<ConfigMap> = {
 
 function mutateContainer(container: Container, options: ChildOptions): void {
   container.image = options.image;
+  const containerPort = options.port ?? DEFAULT_SITE_PORT;
   container.ports ??= [];
-  const port = findOrAdd(container.ports, HTTP_PORT_NAME, () => ({ name: HTTP_PORT_NAME, containerPort: HTTP_PORT }));
-  port.containerPort = HTTP_PORT;
+  const port = findOrAdd(container.ports, HTTP_PORT_NAME, () => ({ name: HTTP_PORT_NAME, containerPort }));
+  port.containerPort = containerPort;
   container.volumeMounts ??= [];
   const mount = findOrAdd(container.volumeMounts, CONTENT_VOLUME, () => ({
     name: CONTENT_VOLUME,

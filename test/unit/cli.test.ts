@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import { buildCrd } from '../../api/index.ts';
@@ -35,6 +36,18 @@ describe('cli: staticsite crd', () => {
     expect(result.code).to.equal(2);
     expect(result.stderr).to.include('unknown command "frobnicate"');
     expect(result.stderr).to.include('  crd          print the StaticSite CRD as YAML');
+  });
+});
+
+describe('cli: staticsite --version', () => {
+  it('prints the version of package.json, exit 0, for --version and version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const flag of ['--version', 'version']) {
+      const result = await cli(flag);
+      expect(result).to.deep.equal({ code: 0, stdout: `staticsite ${version}\n`, stderr: '' });
+    }
   });
 });
 

@@ -4,9 +4,17 @@ import { parse } from 'yaml';
 import { apiServerFlags, controllerManagerFlags, DEFAULT_CONTROLLERS, etcdFlags } from '../../devenv/controlplane.ts';
 
 const root = new URL('../../', import.meta.url);
-const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as {
-  services: Record<string, { image?: string; command?: string[] }>;
-};
+interface ComposeFile {
+  services: Record<
+    string,
+    { image?: string; command?: string[]; entrypoint?: string[]; build?: { args?: Record<string, string> } }
+  >;
+}
+const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as ComposeFile;
+const localOverride = parse(readFileSync(new URL('docker-compose.local.yml', root), 'utf8'), {
+  merge: true,
+}) as ComposeFile;
+const buildScript = readFileSync(new URL('devenv/image/build.sh', root), 'utf8');
 const goMod = readFileSync(new URL('devenv/controlplane/go.mod', root), 'utf8');
 const kubernetesVersion = /k8s\.io\/kubernetes (v\S+)/.exec(goMod)?.[1];
 const etcdVersion = /go\.etcd\.io\/etcd\/server\/v3 v(\S+)/.exec(goMod)?.[1];
@@ -30,8 +38,38 @@ describe('docker-compose.yml matches the control plane of the tests', () => {
     expect(service('kube-controller-manager').image).to.equal(
       `registry.k8s.io/kube-controller-manager:${kubernetesVersion}`,
     );
-    expect(service('apply-local-overlay').image).to.equal(`registry.k8s.io/kubectl:${kubernetesVersion}`);
+    for (const kubectl of ['apply-local-overlay', 'sample-site', 'kubectl']) {
+      expect(service(kubectl).image, kubectl).to.equal(`registry.k8s.io/kubectl:${kubernetesVersion}`);
+      expect(service(kubectl).entrypoint?.[0], kubectl).to.equal('kubectl');
+    }
     expect(service('etcd').image).to.equal(`registry.k8s.io/etcd:${etcdVersion}-0`);
+  });
+
+  it('docker-compose.local.yml names the images npm run image makes, for every service', () => {
+    const localImages: Record<string, string> = {
+      etcd: `staticsite-local/etcd:v${etcdVersion}`,
+      'kube-apiserver': `staticsite-local/kube-apiserver:${kubernetesVersion}`,
+      'kube-controller-manager': `staticsite-local/kube-controller-manager:${kubernetesVersion}`,
+      'apply-local-overlay': `staticsite-local/kubectl:${kubernetesVersion}`,
+      'sample-site': `staticsite-local/kubectl:${kubernetesVersion}`,
+      kubectl: `staticsite-local/kubectl:${kubernetesVersion}`,
+    };
+    expect(Object.keys(localOverride.services).sort()).to.deep.equal(Object.keys(compose.services).sort());
+    for (const [name, override] of Object.entries(localOverride.services)) {
+      if (localImages[name]) {
+        expect(override.image, name).to.equal(localImages[name]);
+      } else {
+        // Our image: built from the Dockerfile on the local bases build.sh tags.
+        expect(service(name).image, name).to.equal('staticsite-operator:0.1.0');
+        expect(override.build?.args, name).to.deep.equal({
+          BUILD_BASE: 'staticsite-local/node:24',
+          RUNTIME_BASE: 'staticsite-local/nodejs24-runtime:nonroot',
+        });
+      }
+    }
+    expect(buildScript).to.include('build_base="$LOCAL/node:24"');
+    expect(buildScript).to.include('runtime_base="$LOCAL/nodejs24-runtime:nonroot"');
+    expect(buildScript).to.include('tag="$LOCAL/$component:$tag_version"');
   });
 
   it('starts kube-apiserver with the harness flags', () => {

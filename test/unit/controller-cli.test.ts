@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import { DEFAULT_CONTROLLER_IMAGE } from '../../cli/controller-command.ts';
 import { run } from '../../cli/main.ts';
 import { parseDuration } from '../../controller/duration.ts';
-import { DEFAULT_IMAGE } from '../../controller/reconcile/children.ts';
 
 function io() {
   const out = { stdout: '', stderr: '' };
@@ -29,7 +27,7 @@ describe('controller: CLI', () => {
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
       'staticsite controller: --workers must be a non-negative integer, got "many"\n' +
-        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081]\n',
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--site-image IMAGE] [--site-port 8080]\n',
     );
   });
 
@@ -39,8 +37,15 @@ describe('controller: CLI', () => {
     expect(out.stderr).to.include("Unknown option '--no-such-flag'");
   });
 
-  it('defaults the image to the controller’s', () => {
-    expect(DEFAULT_CONTROLLER_IMAGE).to.equal(DEFAULT_IMAGE);
+  it('rejects --image beside --site-image, and a site port outside 1-65535', async () => {
+    const both = io();
+    expect(await run(['controller', '--image', 'a', '--site-image', 'b'], both.io)).to.equal(2);
+    expect(both.out.stderr).to.include(
+      'staticsite controller: --image is the old spelling of --site-image: give one of them\n',
+    );
+    const port = io();
+    expect(await run(['controller', '--site-port', '0'], port.io)).to.equal(2);
+    expect(port.out.stderr).to.include('staticsite controller: --site-port must be a port (1-65535), got "0"\n');
   });
 
   it('parses Go-style durations', () => {

@@ -130,6 +130,11 @@ describe('controller: reconcile', () => {
     const container = deployment.spec?.template?.spec?.containers?.[0];
     expect(container).to.deep.include({ name: 'nginx', image: 'nginx:test' });
     expect(container?.readinessProbe?.httpGet).to.deep.equal({ path: '/', port: 'http' });
+    // The unprivileged nginx serves on 8080; the Service keeps port 80 and targets the named port.
+    expect(container?.ports).to.deep.equal([{ name: 'http', containerPort: 8080 }]);
+    expect(server.read<Service>(SVCS, 'shop')?.spec?.ports).to.deep.equal([
+      { name: 'http', port: 80, targetPort: 'http' },
+    ]);
     expect(deployment.spec?.template?.spec?.volumes).to.deep.equal([{ name: 'content', configMap: { name: 'shop' } }]);
     expect(server.read<Service>(SVCS, 'shop')?.spec?.selector).to.deep.equal(deployment.spec?.selector?.matchLabels);
     expect(records.records.get(`${NS}/shop`)).to.deep.equal({

@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end and resolves with its exit code and output; never rejects on a non-zero exit. */
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  options: { timeoutMs?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+/** `docker ARGS`, to its end. */
+export function docker(args: readonly string[], timeoutMs?: number): Promise<CommandResult> {
+  return runCommand('docker', args, { timeoutMs });
+}
+
+/** `docker ARGS`, which must exit 0; resolves with its stdout, trimmed. */
+export async function dockerOk(args: readonly string[], timeoutMs?: number): Promise<string> {
+  const result = await docker(args, timeoutMs);
+  if (result.code !== 0) {
+    throw new Error(`docker ${args.join(' ')}: exit ${result.code}\n${result.stderr}${result.stdout}`);
+  }
+  return result.stdout.trim();
+}
+
+/** The image `npm run image` builds: staticsite-operator:<package.json version>. */
+export function operatorImage(): string {
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return `staticsite-operator:${version}`;
+}
+
+export const SITE_IMAGE = 'staticsite-local/nginx-unprivileged:bookworm';
+
+/** `bash devenv/image/build.sh` (`npm run image`); resolves with the image name it prints last. */
+export async function buildImages(): Promise<string> {
+  const script = new URL('../../devenv/image/build.sh', import.meta.url).pathname;
+  const result = await runCommand('bash', [script], { timeoutMs: 40 * 60_000 });
+  if (result.code !== 0) throw new Error(`npm run image: exit ${result.code}\n${result.stderr}`);
+  return result.stdout.trim().split('\n').at(-1) ?? '';
+}
