@@ -30,11 +30,12 @@ async function nodeInImage(image: string, script: string): Promise<string> {
 
 /** The uids of a running container's processes, as the host's ps sees them. */
 async function processUids(container: string): Promise<string[]> {
-  const table = await dockerOk(['top', container, '-o', 'uid']);
+  // docker top passes its options to ps and needs the pid column beside the one asked for.
+  const table = await dockerOk(['top', container, '-o', 'pid,uid']);
   return table
     .split('\n')
     .slice(1)
-    .map((line) => line.trim());
+    .map((line) => line.trim().split(/\s+/)[1] ?? '');
 }
 
 describe('e2e: the image (npm run image, docker run)', function () {
