@@ -56,6 +56,20 @@ export interface WatchEvent {
   object: KubeObject | KubeStatus;
 }
 
+export interface SecurityContext {
+  runAsNonRoot?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  capabilities?: { drop?: string[]; add?: string[] };
+  seccompProfile?: { type?: string; localhostProfile?: string };
+  [key: string]: unknown;
+}
+
+export interface ResourceRequirements {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+  [key: string]: unknown;
+}
+
 export interface Container {
   name: string;
   image?: string;
@@ -66,6 +80,8 @@ export interface Container {
     periodSeconds?: number;
     [key: string]: unknown;
   };
+  securityContext?: SecurityContext;
+  resources?: ResourceRequirements;
   [key: string]: unknown;
 }
 
@@ -73,6 +89,7 @@ export interface PodTemplate {
   metadata?: { labels?: Record<string, string>; annotations?: Record<string, string>; [key: string]: unknown };
   spec?: {
     containers?: Container[];
+    securityContext?: SecurityContext;
     volumes?: Array<{ name: string; configMap?: { name?: string; [key: string]: unknown }; [key: string]: unknown }>;
     [key: string]: unknown;
   };

@@ -26,6 +26,11 @@ export const HTTP_PORT = 80;
  */
 export const DEFAULT_SITE_IMAGE = 'nginxinc/nginx-unprivileged:1.28-alpine';
 export const DEFAULT_SITE_PORT = 8080;
+/**
+ * What one nginx serving a ConfigMap needs, so the scheduler can place it and a namespace quota
+ * accepts it; memory is limited, CPU is not (a CPU limit only throttles a burst of requests).
+ */
+export const SITE_RESOURCES = { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } } as const;
 
 /** The label selector of the children informers. */
 export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
@@ -95,6 +100,14 @@ function mutateContainer(container: Container, options: ChildOptions): void {
   }));
   mount.mountPath = HTML_DIR;
   mount.readOnly = true;
+  // The `restricted` Pod Security Standard: no privilege escalation, every capability dropped
+  // (the pod sets non-root and the seccomp profile), so sites run in namespaces that enforce it.
+  container.securityContext ??= {};
+  container.securityContext.allowPrivilegeEscalation = false;
+  container.securityContext.capabilities = { ...container.securityContext.capabilities, drop: ['ALL'] };
+  container.resources ??= {};
+  container.resources.requests = { ...container.resources.requests, ...SITE_RESOURCES.requests };
+  container.resources.limits = { ...container.resources.limits, ...SITE_RESOURCES.limits };
   container.readinessProbe ??= {};
   container.readinessProbe.httpGet ??= {};
   container.readinessProbe.httpGet.path = '/';
@@ -118,6 +131,9 @@ export const deploymentChild: ChildKind<Deployment> = {
     meta.annotations = { ...(meta.annotations ?? {}), [CONTENT_HASH_ANNOTATION]: contentHash(site.spec.content) };
     template.spec ??= {};
     const podSpec = template.spec;
+    podSpec.securityContext ??= {};
+    podSpec.securityContext.runAsNonRoot = true;
+    podSpec.securityContext.seccompProfile = { type: 'RuntimeDefault' };
     podSpec.containers ??= [];
     mutateContainer(
       findOrAdd(podSpec.containers, CONTAINER_NAME, () => ({ name: CONTAINER_NAME })),

@@ -130,6 +130,18 @@ describe('controller: reconcile', () => {
     const container = deployment.spec?.template?.spec?.containers?.[0];
     expect(container).to.deep.include({ name: 'nginx', image: 'nginx:test' });
     expect(container?.readinessProbe?.httpGet).to.deep.equal({ path: '/', port: 'http' });
+    // What the `restricted` Pod Security Standard asks (test/e2e/site-pods.test.ts has the API
+    // server's verdict), and resources for the scheduler.
+    expect(deployment.spec?.template?.spec?.securityContext).to.deep.equal({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container?.securityContext).to.deep.equal({
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container?.resources?.requests).to.have.keys('cpu', 'memory');
+    expect(container?.resources?.limits).to.have.keys('memory');
     // The unprivileged nginx serves on 8080; the Service keeps port 80 and targets the named port.
     expect(container?.ports).to.deep.equal([{ name: 'http', containerPort: 8080 }]);
     expect(server.read<Service>(SVCS, 'shop')?.spec?.ports).to.deep.equal([
