@@ -20,7 +20,23 @@ export interface ControlPlaneOptions {
   controllers?: string[];
   /** Keep the temp dir after stop (for debugging). */
   keepDir?: boolean;
+  /**
+   * For a real node (devenv/real-node.ts): the host address pods route to. The API server then
+   * serves on it (not loopback), advertises it for the `kubernetes` Service, admits pods with
+   * ServiceAccount tokens, and kube-controller-manager runs what real pods need besides.
+   */
+  nodeAddress?: string;
 }
+
+/** What real pods need from kube-controller-manager beyond DEFAULT_CONTROLLERS. */
+export const REAL_NODE_CONTROLLERS = [
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+  'endpointslice-controller',
+  'disruption-controller',
+  // Lifts the not-ready taint the kubelet registers with, once the node is Ready.
+  'node-lifecycle-controller',
+];
 
 /** The controllers kube-controller-manager runs: GC and namespaces, plus what makes Deployments roll. */
 export const DEFAULT_CONTROLLERS = [
@@ -100,7 +116,8 @@ export class ControlPlane {
     this.binDir = this.options.binDir ?? (await controlPlaneBinDir());
     this.dir = await mkdtemp(join(tmpdir(), 'staticsite-cp-'));
     const pki = join(this.dir, 'pki');
-    const written = await writeControlPlanePki(pki);
+    const nodeAddress = this.options.nodeAddress;
+    const written = await writeControlPlanePki(pki, nodeAddress ? [nodeAddress] : []);
     this.ca = written.ca;
     const admin = written.admin;
 
@@ -122,7 +139,7 @@ export class ControlPlane {
       log('etcd'),
     );
 
-    this.apiServerUrl = `https://127.0.0.1:${apiPort}`;
+    this.apiServerUrl = `https://${nodeAddress ?? '127.0.0.1'}:${apiPort}`;
     this.adminCredentials = { server: this.apiServerUrl, caPem: this.ca.certPem, ...admin };
     this.admin = new KubeHttp(this.adminCredentials);
 
@@ -136,6 +153,7 @@ export class ControlPlane {
         port: apiPort,
         pki,
         certDir: join(this.dir, 'apiserver-certs'),
+        nodeAddress,
       }),
       log('kube-apiserver'),
     );
@@ -144,7 +162,11 @@ export class ControlPlane {
     this.kubeconfigPath = join(this.dir, 'admin.kubeconfig');
     await writeFile(this.kubeconfigPath, kubeconfigYaml(this.adminCredentials, 'admin'), { mode: 0o600 });
 
-    const controllers = [...DEFAULT_CONTROLLERS, ...(this.options.controllers ?? [])];
+    const controllers = [
+      ...DEFAULT_CONTROLLERS,
+      ...(nodeAddress ? REAL_NODE_CONTROLLERS : []),
+      ...(this.options.controllers ?? []),
+    ];
     this.spawn(
       'kube-controller-manager',
       bin('kube-controller-manager'),
@@ -280,10 +302,26 @@ interface ApiServerFlagInput {
   port: number;
   pki: string;
   certDir: string;
+  /** See ControlPlaneOptions.nodeAddress. */
+  nodeAddress?: string;
 }
 
 /** kube-apiserver flags: envtest's set, with RBAC, service-account tokens and our own serving cert. */
-export function apiServerFlags({ etcdUrl, port, pki, certDir }: ApiServerFlagInput): string[] {
+export function apiServerFlags({ etcdUrl, port, pki, certDir, nodeAddress }: ApiServerFlagInput): string[] {
+  const addressing = nodeAddress
+    ? [
+        `--bind-address=${nodeAddress}`,
+        `--advertise-address=${nodeAddress}`,
+        '--endpoint-reconciler-type=lease',
+        // The node's name does not resolve: reach the kubelet by the IP it registers.
+        '--kubelet-preferred-address-types=InternalIP',
+      ]
+    : [
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        // a loopback advertise address is only allowed without the endpoints reconciler
+        '--endpoint-reconciler-type=none',
+      ];
   return [
     `--etcd-servers=${etcdUrl}`,
     `--cert-dir=${certDir}`,
@@ -291,16 +329,14 @@ export function apiServerFlags({ etcdUrl, port, pki, certDir }: ApiServerFlagInp
     `--tls-private-key-file=${join(pki, 'apiserver.key')}`,
     `--client-ca-file=${join(pki, 'ca.crt')}`,
     `--secure-port=${port}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    // a loopback advertise address is only allowed without the endpoints reconciler
-    '--endpoint-reconciler-type=none',
+    ...addressing,
     '--service-cluster-ip-range=10.0.0.0/24',
     '--authorization-mode=RBAC',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${join(pki, 'sa.pub')}`,
     `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
-    '--disable-admission-plugins=ServiceAccount',
+    // Without a node no pod runs, so no pod needs a token; a real node's pods get theirs.
+    ...(nodeAddress ? [] : ['--disable-admission-plugins=ServiceAccount']),
     '--allow-privileged=true',
     '--v=1',
   ];

@@ -8,6 +8,7 @@
 #   staticsite-local/nginx-unprivileged:bookworm the site image (in place of nginxinc/nginx-unprivileged)
 #   staticsite-local/{etcd,kube-apiserver,kube-controller-manager,kubectl}:<version>
 #                                                from the control plane's own binaries
+#   staticsite-local/pause:3.10                  the test node's pod sandbox (devenv/node)
 # Each local image carries a label with the key of its inputs; an image whose key is current is
 # not built again, and the Debian root file system is kept as a tar in the cache, keyed the same way.
 # Prints the operator image's name last.
@@ -132,7 +133,17 @@ for component in etcd kube-apiserver kube-controller-manager kubectl; do
     --build-arg "DEBIAN_BASE=$debian_image" --build-arg "BINARY=$component"
 done
 
-# 6. `docker compose` (Compose v2) when the docker CLI has none.
+# 6. The test node's binaries (kubelet, kube-proxy, kube-scheduler, pause) and its sandbox image.
+node_cmds=$(bash "$repo/devenv/controlplane/build.sh" "$repo/devenv/node")
+pause_image="$LOCAL/pause:3.10"
+pause_key=$( (sha256sum "$node_cmds/pause"; cat "$here/pause/Dockerfile") | hash_of)
+if [ "$(key_of_image "$pause_image")" != "$pause_key" ]; then
+  mkdir -p "$contexts/pause"
+  cp "$node_cmds/pause" "$contexts/pause/pause"
+fi
+build_keyed "$pause_image" "$pause_key" "$contexts/pause" "$here/pause/Dockerfile"
+
+# 7. `docker compose` (Compose v2) when the docker CLI has none.
 bash "$here/compose-plugin.sh"
 
 size=$(docker image inspect --format '{{.Size}}' "$operator_image")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure a Docker Engine answers on this machine: installs Debian's engine (docker.io, with
-# containerd and runc) and debootstrap when absent, then starts dockerd when nothing answers on
-# its socket. Idempotent: installs only what is missing, starts dockerd only when none answers.
+# containerd and runc), debootstrap, the CNI plugins and conntrack when absent, then starts dockerd
+# when nothing answers on its socket. Idempotent: installs only what is missing, starts dockerd
+# only when none answers.
 # The same script serves CI (.ci/run) and developers (README, "Images and compose").
 set -euo pipefail
 
@@ -14,6 +15,10 @@ missing=()
 command -v dockerd >/dev/null || missing+=(docker.io)
 command -v docker >/dev/null || missing+=(docker.io)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
+# The test node (devenv/real-node.ts) runs pods with docker.io's containerd and runc, on a bridge
+# network from Debian's CNI plugins; kube-proxy flushes conntrack entries with conntrack.
+[ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+command -v conntrack >/dev/null || missing+=(conntrack)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "docker-engine.sh: ${missing[*]} missing and not root; install them: sudo apt-get install -y ${missing[*]}" >&2

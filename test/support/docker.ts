@@ -53,7 +53,7 @@ export function operatorImage(): string {
   return `staticsite-operator:${version}`;
 }
 
-export const SITE_IMAGE = 'staticsite-local/nginx-unprivileged:bookworm';
+export { LOCAL_SITE_IMAGE as SITE_IMAGE } from '../../devenv/real-node.ts';
 
 /** `bash devenv/image/build.sh` (`npm run image`); resolves with the image name it prints last. */
 export async function buildImages(): Promise<string> {

@@ -47,7 +47,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   webhook: ['api', 'crd', 'kube'],
   controller: ['api', 'crd', 'kube'],
   certs: ['api', 'kube'],
-  devenv: ['api', 'crd', 'kube', 'certs', 'webhook'],
+  devenv: ['api', 'crd', 'kube', 'certs', 'webhook', 'controller'],
   cli: ['api', 'crd', 'kube', 'webhook', 'controller', 'certs', 'devenv'],
 };
 
