@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
+import { parseDuration } from '../controller/duration.ts';
 import { startWebhookServer } from '../webhook/server.ts';
+import { CONNECTION_SETTINGS } from '../webhook/server-settings.ts';
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const webhookUsage =
-  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--host ADDR] [--base-domain D] [--kubeconfig F]';
+  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s]';
 
 function port(value: string, flag: string): number {
   const n = Number(value);
@@ -30,11 +32,18 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       host: { type: 'string' },
       'base-domain': { type: 'string', default: DEFAULT_BASE_DOMAIN },
       kubeconfig: { type: 'string' },
+      'shutdown-delay': { type: 'string', default: `${CONNECTION_SETTINGS.shutdownDelayMs / 1000}s` },
     },
     strict: true,
     allowPositionals: false,
   });
   if (!values['cert-dir']) throw new UsageError('--cert-dir is required (a directory with tls.crt and tls.key)');
+  let shutdownDelayMs: number;
+  try {
+    shutdownDelayMs = parseDuration(values['shutdown-delay']);
+  } catch (error) {
+    throw new UsageError(`--shutdown-delay: ${(error as Error).message}`);
+  }
   const logger = pino({ name: 'staticsite-webhook' });
   let webhook: Awaited<ReturnType<typeof startWebhookServer>>;
   try {
@@ -44,6 +53,7 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       metricsPort: port(values['metrics-port'], '--metrics-port'),
       host: values.host,
       baseDomain: values['base-domain'],
+      shutdownDelayMs,
       logger,
       // The informer (and @kubernetes/client-node, ~60 MB) loads only when there is a cluster to watch.
       hostnames: hasCluster(values.kubeconfig)

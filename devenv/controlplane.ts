@@ -120,6 +120,12 @@ export class ControlPlane {
     const written = await writeControlPlanePki(pki, nodeAddress ? [nodeAddress] : []);
     this.ca = written.ca;
     const admin = written.admin;
+    if (nodeAddress) {
+      // How the API server authenticates to kubelets, for `kubectl logs` and `exec` on a real node.
+      const client = issueClientCertificate(this.ca, 'kube-apiserver-kubelet-client', ['system:masters']);
+      await writeFile(join(pki, 'kubelet-client.crt'), client.certPem, { mode: 0o600 });
+      await writeFile(join(pki, 'kubelet-client.key'), client.keyPem, { mode: 0o600 });
+    }
 
     const [etcdClient, etcdPeer, apiPort, kcmPort] = await Promise.all([
       freePort(),
@@ -315,6 +321,8 @@ export function apiServerFlags({ etcdUrl, port, pki, certDir, nodeAddress }: Api
         '--endpoint-reconciler-type=lease',
         // The node's name does not resolve: reach the kubelet by the IP it registers.
         '--kubelet-preferred-address-types=InternalIP',
+        `--kubelet-client-certificate=${join(pki, 'kubelet-client.crt')}`,
+        `--kubelet-client-key=${join(pki, 'kubelet-client.key')}`,
       ]
     : [
         '--bind-address=127.0.0.1',

@@ -116,6 +116,8 @@ export class LocalSystem {
       `--metrics-port=${LOCAL_PORTS.webhookMetrics}`,
       '--host=127.0.0.1',
       `--kubeconfig=${await kubeconfig('staticsite-webhook')}`,
+      // Reached by URL, not through a Service: no endpoint to leave, so nothing to wait for on Ctrl-C.
+      '--shutdown-delay=0s',
     ]);
     await this.waitReady('webhook', `http://127.0.0.1:${LOCAL_PORTS.webhookMetrics}/readyz`);
     this.log(`webhook: https://127.0.0.1:${LOCAL_PORTS.webhook} (metrics :${LOCAL_PORTS.webhookMetrics})`);

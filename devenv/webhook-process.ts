@@ -49,6 +49,8 @@ export class WebhookProcess {
       `--port=${port}`,
       `--metrics-port=${metricsPort}`,
       '--host=127.0.0.1',
+      // Reached by URL, not through a Service: stop at once (the delay is for pods behind one).
+      '--shutdown-delay=0s',
       ...(options.baseDomain ? [`--base-domain=${options.baseDomain}`] : []),
       ...(options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`] : []),
     ];

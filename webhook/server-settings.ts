@@ -43,4 +43,11 @@ export const CONNECTION_SETTINGS = {
   maxConnections: 512,
   /** Bodies beyond this are refused with 413 and the connection closed at the limit. */
   maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+  /**
+   * After SIGTERM, how long the webhook keeps serving (not ready, `Connection: close` on every
+   * answer) before it stops accepting: the time for its endpoint to leave the Service and for
+   * the API server to drop the connections it holds to this pod. Without it a rollout or a
+   * deleted pod fails the reviews that reach it in that window (docs/webhook-shutdown.md).
+   */
+  shutdownDelayMs: 5_000,
 } as const;

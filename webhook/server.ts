@@ -35,6 +35,8 @@ export interface WebhookServerOptions {
   fs?: CredentialsFileSystem;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdownGraceMs?: number;
+  /** How long close() keeps serving, not ready, before it stops accepting. Default: none. */
+  shutdownDelayMs?: number;
   certCheckIntervalMs?: number;
 }
 
@@ -50,6 +52,7 @@ export interface RunningWebhook {
 
 const STANDALONE_NOTE = 'standalone: no cluster access, the unique-hostname rule is off';
 const NOT_SYNCED_NOTE = 'StaticSite cache not synced yet';
+const SHUTTING_DOWN_NOTE = 'shutting down: serving the last reviews';
 
 function tlsOptions(credentials: ServingCredentials) {
   return { cert: credentials.certPem, key: credentials.keyPem, ...TLS_SETTINGS };
@@ -71,6 +74,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   const schemas = new SiteSchemas();
   const hostnames = options.hostnames;
+  let draining = false;
   let certificateProblem = (): string | undefined => undefined;
   const readiness: Readiness = [
     {
@@ -92,8 +96,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
         return { ok: false, reason: NOT_SYNCED_NOTE, note: NOT_SYNCED_NOTE };
       },
     },
+    {
+      name: 'shutdown',
+      check: () => (draining ? { ok: false, reason: SHUTTING_DOWN_NOTE, note: SHUTTING_DOWN_NOTE } : { ok: true }),
+    },
   ];
-  const listener = createWebhookListener({
+  const reviews = createWebhookListener({
     mutate: createMutator({ schemas, baseDomain: options.baseDomain }),
     validate: createValidator({ schemas, hostnames: hostnames?.index }),
     metrics,
@@ -101,6 +109,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     readiness,
     maxBodyBytes: CONNECTION_SETTINGS.maxBodyBytes,
   });
+  // While draining, every answer closes its connection, so callers dial again and reach a pod
+  // that is staying.
+  const listener: typeof reviews = (req, res) => {
+    if (draining) res.setHeader('Connection', 'close');
+    reviews(req, res);
+  };
 
   const server = createHttpsServer(
     {
@@ -153,6 +167,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      draining = true;
+      const delayMs = options.shutdownDelayMs ?? 0;
+      if (delayMs > 0) {
+        logger.info({ delayMs }, 'draining: serving, not ready, closing each connection after its answer');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
       reloader.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -19,6 +19,11 @@ const NS = 'web';
 const SYSTEM = 'staticsite-system';
 const sites = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
 
+interface PodSpec {
+  containers: Array<{ args?: string[]; readinessProbe?: unknown; livenessProbe?: unknown }>;
+  [key: string]: unknown;
+}
+
 interface Site {
   metadata: { finalizers?: string[]; generation?: number };
   status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason?: string }> };
@@ -189,6 +194,209 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
         },
         120_000,
       );
+    });
+  });
+  describe('drills on real pods', () => {
+    const DRILL_NS = 'drill';
+    const drillSites = `/apis/staticsite.dev/v1/namespaces/${DRILL_NS}/staticsites`;
+
+    before(async () => {
+      await cp.ensureNamespace(DRILL_NS);
+    });
+
+    async function podsOf(app: string) {
+      const pods = await cp.admin.get<{
+        items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { phase: string } }>;
+      }>(`/api/v1/namespaces/${SYSTEM}/pods?labelSelector=app.kubernetes.io/name=${app}`);
+      return pods.body.items.filter((p) => !p.metadata.deletionTimestamp);
+    }
+
+    async function rolledOut(deployment: string): Promise<void> {
+      const rollout = await cp.kubectl([
+        '-n',
+        SYSTEM,
+        'rollout',
+        'status',
+        `deployment/${deployment}`,
+        '--timeout=120s',
+      ]);
+      expect(rollout.code, `${rollout.stdout}${rollout.stderr}`).to.equal(0);
+    }
+
+    it('deleting a webhook pod during 200 creates fails none of them', async () => {
+      const victim = (await podsOf('staticsite-webhook'))[0]?.metadata.name;
+      expect(victim).to.be.a('string');
+      const statuses: number[] = [];
+      let next = 0;
+      let deleted: Promise<unknown> | undefined;
+      // Dry-run creates: the whole admission path (both webhooks) without 200 sites' pods.
+      const worker = async () => {
+        while (next < 200) {
+          const i = next++;
+          if (i === 40) deleted = cp.admin.delete(`/api/v1/namespaces/${SYSTEM}/pods/${victim}`);
+          const res = await cp.admin.post(
+            drillSites,
+            {
+              apiVersion: 'staticsite.dev/v1',
+              kind: 'StaticSite',
+              metadata: { name: `d-${i}` },
+              spec: { content: `${i}` },
+            },
+            { query: { dryRun: 'All' } },
+          );
+          statuses.push(res.status);
+          if (res.status !== 201) statuses.push(-1);
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, worker));
+      await deleted;
+      expect(statuses.filter((s) => s !== 201)).to.deep.equal([]);
+      expect(statuses.length).to.equal(200);
+      await rolledOut('staticsite-webhook');
+    });
+
+    it('killing the controller leader pod: the other takes over within the lease, with one record', async () => {
+      const created = await cp.admin.post(drillSites, {
+        apiVersion: 'staticsite.dev/v1',
+        kind: 'StaticSite',
+        metadata: { name: 'leader-drill' },
+        spec: { content: '<h1>before</h1>' },
+      });
+      expect(created.status).to.equal(201);
+      const recordsOfSite = async () =>
+        (await recordFiles(node)).filter((f) => f.endsWith(`${DRILL_NS}_leader-drill.json`));
+      await eventually('the record written', async () => (await recordsOfSite()).length === 1, 60_000);
+      const lease = await cp.admin.get<{ spec: { holderIdentity: string; leaseDurationSeconds: number } }>(
+        `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/staticsite-controller`,
+      );
+      const leader = (await podsOf('staticsite-controller')).find((p) =>
+        lease.body.spec.holderIdentity.startsWith(`${p.metadata.name}_`),
+      );
+      expect(leader, lease.body.spec.holderIdentity).to.not.equal(undefined);
+      const killed = Date.now();
+      await cp.admin.delete(`/api/v1/namespaces/${SYSTEM}/pods/${leader?.metadata.name}`, {
+        query: { gracePeriodSeconds: '0' },
+      });
+      const newHolder = await eventually(
+        'another pod holds the lease',
+        async () => {
+          const now = await cp.admin.get<{ spec: { holderIdentity?: string } }>(
+            `/apis/coordination.k8s.io/v1/namespaces/${SYSTEM}/leases/staticsite-controller`,
+          );
+          const holder = now.body.spec.holderIdentity ?? '';
+          return holder !== '' && holder !== lease.body.spec.holderIdentity ? holder : undefined;
+        },
+        60_000,
+      );
+      const takeoverMs = Date.now() - killed;
+      expect(newHolder.startsWith(`${leader?.metadata.name}_`)).to.equal(false);
+      expect(takeoverMs).to.be.lessThan((lease.body.spec.leaseDurationSeconds + 5) * 1000);
+      // The new leader reconciles the site: one record, in its own folder.
+      const patched = await cp.admin.patch(`${drillSites}/leader-drill`, { spec: { content: '<h1>after</h1>' } });
+      expect(patched.status).to.equal(200);
+      await eventually(
+        'the site Ready again under the new leader',
+        async () => {
+          const site = await cp.admin.get<Site>(`${drillSites}/leader-drill`);
+          return (
+            site.body.status?.observedGeneration === site.body.metadata.generation &&
+            site.body.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+          );
+        },
+        120_000,
+      );
+      expect(await recordsOfSite()).to.have.length(1);
+      await rolledOut('staticsite-controller');
+      await cp.admin.delete(`${drillSites}/leader-drill`);
+    });
+
+    it('a serving certificate rotation while reviews flow fails none of them', async () => {
+      const webhookPods = async () => {
+        const pods = await cp.admin.get<{ items: Array<{ metadata: { name: string }; status: { podIP?: string } }> }>(
+          `/api/v1/namespaces/${SYSTEM}/pods?labelSelector=app.kubernetes.io/name=staticsite-webhook`,
+        );
+        return pods.body.items.map((p) => p.status.podIP ?? '');
+      };
+      const reloads = async (ip: string) => {
+        const text = await (await fetch(`http://${ip}:8080/metrics`)).text();
+        return Number(/^staticsite_webhook_certificate_reloads_total (\d+)/m.exec(text)?.[1] ?? 'NaN');
+      };
+      const ips = await webhookPods();
+      expect(ips).to.have.length(2);
+      const before = await Promise.all(ips.map(reloads));
+      const oldSecret = await cp.admin.get<{ data: Record<string, string> }>(
+        `/api/v1/namespaces/${SYSTEM}/secrets/staticsite-webhook-tls`,
+      );
+      let flowing = true;
+      const statuses: number[] = [];
+      const worker = async (w: number) => {
+        for (let i = 0; flowing; i++) {
+          const res = await cp.admin.post(
+            drillSites,
+            {
+              apiVersion: 'staticsite.dev/v1',
+              kind: 'StaticSite',
+              metadata: { name: `r-${w}-${i}` },
+              spec: { content: 'x' },
+            },
+            { query: { dryRun: 'All' } },
+          );
+          statuses.push(res.status);
+        }
+      };
+      const load = Promise.all([0, 1, 2, 3].map(worker));
+      try {
+        // A one-off run of the bootstrapper's own pod with --renew (what the README's troubleshooting
+        // says to do): a new serving certificate from the same CA; the kubelet updates the Secret
+        // volume and each webhook pod reloads it from disk.
+        const deployment = await cp.admin.get<{ spec: { template: { spec: PodSpec } } }>(
+          `/apis/apps/v1/namespaces/${SYSTEM}/deployments/staticsite-certs`,
+        );
+        const podSpec = structuredClone(deployment.body.spec.template.spec);
+        for (const container of podSpec.containers) {
+          container.args = [
+            ...(container.args ?? []).filter((a) => a !== '--watch' && !a.startsWith('--metrics-port')),
+            '--renew',
+          ];
+          delete container.readinessProbe;
+          delete container.livenessProbe;
+        }
+        const renew = await cp.admin.post(`/api/v1/namespaces/${SYSTEM}/pods`, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'staticsite-certs-renew' },
+          spec: { ...podSpec, restartPolicy: 'Never' },
+        });
+        expect(renew.status, renew.text).to.equal(201);
+        await eventually(
+          'the renewal pod Succeeded',
+          async () => {
+            const pod = await cp.admin.get<{ status: { phase: string } }>(
+              `/api/v1/namespaces/${SYSTEM}/pods/staticsite-certs-renew`,
+            );
+            if (pod.body.status.phase === 'Failed') throw new Error('the renewal pod failed');
+            return pod.body.status.phase === 'Succeeded';
+          },
+          120_000,
+        );
+        await eventually(
+          'both webhook pods serving the new certificate',
+          async () => {
+            const now = await Promise.all(ips.map(reloads));
+            return now.every((n, i) => n > (before[i] ?? Number.POSITIVE_INFINITY));
+          },
+          180_000,
+        );
+      } finally {
+        flowing = false;
+        await load;
+      }
+      const newSecret = await cp.admin.get<{ data: Record<string, string> }>(
+        `/api/v1/namespaces/${SYSTEM}/secrets/staticsite-webhook-tls`,
+      );
+      expect(newSecret.body.data['tls.crt']).to.not.equal(oldSecret.body.data['tls.crt']);
+      expect(statuses.length).to.be.greaterThan(100);
+      expect(statuses.filter((s) => s !== 201)).to.deep.equal([]);
     });
   });
 });

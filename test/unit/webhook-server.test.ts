@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
@@ -21,6 +21,29 @@ function post(port: number, ca: string, path: string, body: string): Promise<{ s
           text += c;
         });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function postWithHeaders(port: number, ca: string, path: string, body: string) {
+  return new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        ca,
+        // A keep-alive client, as the API server is: the server decides whether the connection stays.
+        agent: new Agent({ keepAlive: true }),
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
       },
     );
     req.on('error', reject);
@@ -67,7 +90,7 @@ describe('webhook: the HTTPS server', function () {
     const verbose = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
     expect([verbose.status, await verbose.text()]).to.deep.equal([
       200,
-      '[+]serving-certificate ok\n[+]staticsite-cache ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
+      '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]shutdown ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
     ]);
     const live = await fetch(`http://127.0.0.1:${webhook.metricsPort}/livez`);
     expect([live.status, await live.text()]).to.deep.equal([200, 'ok']);
@@ -120,7 +143,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       const res = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
       expect([res.status, await res.text()]).to.deep.equal([
         500,
-        '[+]serving-certificate ok\n[-]staticsite-cache failed: reason withheld\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
+        '[+]serving-certificate ok\n[-]staticsite-cache failed: reason withheld\n[+]shutdown ok\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
       ]);
       expect(lines.find((l) => l.msg === 'readyz check failed')).to.deep.include({
         checks: ['[-]staticsite-cache failed: StaticSite cache not synced yet'],
@@ -130,7 +153,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
       expect([ready.status, await ready.text()]).to.deep.equal([
         200,
-        '[+]serving-certificate ok\n[+]staticsite-cache ok\nreadyz check passed\n',
+        '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]shutdown ok\nreadyz check passed\n',
       ]);
     } finally {
       await webhook.close();
@@ -165,6 +188,37 @@ describe('webhook: an ECDSA serving key', function () {
     } finally {
       await webhook.close();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('webhook: shutdown delay (after SIGTERM, serve while the endpoint leaves the Service)', function () {
+  this.timeout(20_000);
+
+  it('keeps answering, not ready, each answer closing its connection; then stops accepting', async () => {
+    const certs = await loopbackCerts();
+    const webhook = await startLoopbackWebhook(certs.dir, {
+      logger: pino({ level: 'silent' }),
+      shutdownDelayMs: 1_500,
+    });
+    const review = readFileSync(new URL('../fixtures/admission/create-v1.json', import.meta.url), 'utf8');
+    try {
+      const before = await postWithHeaders(webhook.port, certs.ca.certPem, '/mutate', review);
+      expect(before).to.deep.equal({ status: 200, connection: 'keep-alive' });
+      const closed = webhook.close();
+      const during = await postWithHeaders(webhook.port, certs.ca.certPem, '/mutate', review);
+      expect(during).to.deep.equal({ status: 200, connection: 'close' });
+      const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
+      expect(ready.status).to.equal(500);
+      expect(await ready.text()).to.include('[-]shutdown failed: reason withheld\n');
+      await closed;
+      const after = await postWithHeaders(webhook.port, certs.ca.certPem, '/mutate', review).catch(
+        (error: NodeJS.ErrnoException) => error.code,
+      );
+      expect(after).to.equal('ECONNREFUSED');
+    } finally {
+      await webhook.close();
+      await rm(certs.dir, { recursive: true, force: true });
     }
   });
 });
