@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { get as httpGet } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +17,7 @@ const run = promisify(execFile);
 /** The pod network of the node: a bridge with host-local addresses, masqueraded to the host. */
 export const POD_CIDR = '10.244.0.0/24';
 const BRIDGE = 'ssnode0';
+const CNI_NETWORK = 'staticsite-node';
 /** The sandbox image containerd runs for every pod (made by `npm run image` from cmd/pause). */
 export const PAUSE_IMAGE = 'staticsite-local/pause:3.10';
 
@@ -99,7 +101,7 @@ function cniConfig(dir: string): string {
   return JSON.stringify(
     {
       cniVersion: '1.0.0',
-      name: 'staticsite-node',
+      name: CNI_NETWORK,
       plugins: [
         {
           type: 'bridge',
@@ -211,6 +213,8 @@ export class RealNode {
 
   private async startProcesses(): Promise<void> {
     const cp = this.options.controlPlane;
+    // What a node that was killed (not stopped) left: its masquerade rules.
+    await removeCniRules();
     this.binDir = this.options.binDir ?? (await nodeBinDir());
     this.dir = await mkdtemp(join(tmpdir(), 'staticsite-node-'));
     this.socket = join(this.dir, 'containerd.sock');
@@ -350,6 +354,7 @@ export class RealNode {
       await run(join(this.binDir, 'kube-proxy'), ['--cleanup', '--proxy-mode=iptables']).catch(() => undefined);
     }
     await removeKubeletChains();
+    await removeCniRules();
     await removeLogLinks(join(this.dir, 'pod-logs'));
     // Whatever the kubelet did not stop: kill the tasks, then containerd.
     if (byName('containerd')?.running) {
@@ -370,6 +375,25 @@ export class RealNode {
   }
 }
 
+/**
+ * GET `url` over a new connection, as a first visitor would. Not fetch: its pool would reuse a
+ * connection opened before kube-proxy's rules existed, which this machine's outbound proxy answered.
+ */
+export function getOnce(url: string, timeoutMs = 2_000): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { agent: false, timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url}: no answer in ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
+
 /** A name as containerd stores it: `nginx` is `docker.io/library/nginx:latest`. */
 export function dockerReference(name: string): string {
   const [first, ...rest] = name.split('/');
@@ -379,6 +403,35 @@ export function dockerReference(name: string): string {
   const lastPart = path.split('/').at(-1) ?? '';
   if (!lastPart.includes(':') && !lastPart.includes('@')) path = `${path}:latest`;
   return `${hasRegistry ? first : 'docker.io'}/${path}`;
+}
+
+/**
+ * The bridge plugin's masquerade rules for this network (one chain per pod, removed on CNI DEL;
+ * left behind when a node is killed): the POSTROUTING jumps, then the chains.
+ */
+export async function removeCniRules(): Promise<void> {
+  const saved = await run('iptables-save', ['-t', 'nat']).catch(() => ({ stdout: '' }));
+  const ours = saved.stdout.split('\n').filter((line) => line.includes(`name: \\"${CNI_NETWORK}\\"`));
+  const chains = new Set(ours.flatMap((line) => /-j (CNI-[0-9a-f]+)$/.exec(line)?.[1] ?? []));
+  for (const line of ours) {
+    const chain = /^-A (CNI-[0-9a-f]+) /.exec(line)?.[1];
+    if (chain) chains.add(chain);
+  }
+  if (chains.size === 0) return;
+  const script = [
+    '*nat',
+    ...ours.filter((line) => line.startsWith('-A POSTROUTING ')).map((line) => line.replace(/^-A /, '-D ')),
+    ...[...chains].map((chain) => `-F ${chain}`),
+    ...[...chains].map((chain) => `-X ${chain}`),
+    'COMMIT',
+    '',
+  ].join('\n');
+  await new Promise<void>((resolve) => {
+    const restore = spawn('iptables-restore', ['--noflush'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    restore.on('close', () => resolve());
+    restore.on('error', () => resolve());
+    restore.stdin.end(script);
+  });
 }
 
 /** The kubelet's own iptables chains (kube-proxy --cleanup leaves them): their jumps, then the chains. */

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
 import { packageFile } from '../../devenv/package-root.ts';
-import { defaultRouteAddress, RealNode, realNodeImages } from '../../devenv/real-node.ts';
+import { defaultRouteAddress, getOnce, RealNode, realNodeImages } from '../../devenv/real-node.ts';
 import { buildImages, operatorImage } from '../support/docker.ts';
 
 const NS = 'web';
@@ -140,10 +140,8 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
       const body = await eventually(
         'the Service serving',
         async () => {
-          const res = await fetch(`http://${clusterIp}/`, { signal: AbortSignal.timeout(2_000) }).catch(
-            () => undefined,
-          );
-          return res?.status === 200 ? res.text() : undefined;
+          const res = await getOnce(`http://${clusterIp}/`).catch(() => undefined);
+          return res?.status === 200 ? res.body : undefined;
         },
         30_000,
       );
@@ -167,10 +165,8 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
       await eventually(
         'the new HTML served',
         async () => {
-          const res = await fetch(`http://${clusterIp}/`, { signal: AbortSignal.timeout(2_000) }).catch(
-            () => undefined,
-          );
-          return res?.status === 200 && (await res.text()) === '<h1>shop v2</h1>';
+          const res = await getOnce(`http://${clusterIp}/`).catch(() => undefined);
+          return res?.status === 200 && res.body === '<h1>shop v2</h1>';
         },
         30_000,
       );
