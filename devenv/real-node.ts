@@ -399,7 +399,7 @@ export function dockerReference(name: string): string {
   const [first, ...rest] = name.split('/');
   const hasRegistry = rest.length > 0 && first !== undefined && (/[.:]/.test(first) || first === 'localhost');
   let path = hasRegistry ? rest.join('/') : name;
-  if (!path.includes('/')) path = `library/${path}`;
+  if (!hasRegistry && !path.includes('/')) path = `library/${path}`;
   const lastPart = path.split('/').at(-1) ?? '';
   if (!lastPart.includes(':') && !lastPart.includes('@')) path = `${path}:latest`;
   return `${hasRegistry ? first : 'docker.io'}/${path}`;
