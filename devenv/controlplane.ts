@@ -57,7 +57,8 @@ export async function controlPlaneBinDir(): Promise<string> {
   return lines[lines.length - 1] ?? '';
 }
 
-async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>, proc?: ManagedProcess) {
+/** Polls `check` until true; fails at once, with its log, if `proc` exits meanwhile. */
+export async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>, proc?: ManagedProcess) {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { DEFAULT_SITE_IMAGE } from '../controller/reconcile/children.ts';
-import type { ControlPlane } from './controlplane.ts';
+import { type ControlPlane, waitFor } from './controlplane.ts';
 import { ManagedProcess } from './managed-process.ts';
 import { packageFile } from './package-root.ts';
 import { freePort } from './ports.ts';
@@ -224,7 +224,7 @@ export class RealNode {
     await writeFile(join(this.dir, 'ca.crt'), cp.certificateAuthority.certPem);
 
     const containerd = this.spawn('containerd', 'containerd', ['--config', join(this.dir, 'containerd.toml')]);
-    await waitUntil('containerd', 30_000, containerd, async () => (await this.ctr(['version'])).code === 0);
+    await waitFor('containerd', 30_000, async () => (await this.ctr(['version'])).code === 0, containerd);
     for (const image of this.options.images) await this.importImage(image);
 
     const kubeconfig = cp.kubeconfigPath;
@@ -268,12 +268,13 @@ export class RealNode {
       `--secure-port=${schedulerPort}`,
       '--v=1',
     ]);
-    await waitUntil('the node Ready', 120_000, kubelet, async () => {
+    const nodeReady = async () => {
       const res = await cp.admin.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(
         `/api/v1/nodes/${this.name}`,
       );
       return res.body.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-    });
+    };
+    await waitFor('the node Ready', 120_000, nodeReady, kubelet);
   }
 
   /** `docker save SOURCE | ctr images import` (as `kind load` does), then one tag per name. */
@@ -344,10 +345,11 @@ export class RealNode {
           query: { gracePeriodSeconds: '0' },
         });
       }
-      await waitUntil('every pod sandbox stopped', 60_000, undefined, async () => {
+      const noTasks = async () => {
         const tasks = await this.ctr(['tasks', 'ls', '-q']);
         return tasks.code === 0 && tasks.stdout.trim() === '';
-      }).catch(() => undefined);
+      };
+      await waitFor('every pod sandbox stopped', 60_000, noTasks).catch(() => undefined);
     }
     for (const name of ['kubelet', 'kube-proxy']) await byName(name)?.stop();
     if (this.binDir) {
@@ -470,24 +472,4 @@ async function unmountUnder(dir: string): Promise<void> {
     .filter((target) => target === dir || target.startsWith(`${dir}/`))
     .sort((a, b) => b.length - a.length);
   for (const target of mounts) await run('umount', ['-l', target]).catch(() => undefined);
-}
-
-async function waitUntil(
-  what: string,
-  timeoutMs: number,
-  proc: ManagedProcess | undefined,
-  check: () => Promise<boolean>,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (proc && !proc.running) throw new Error(`${what}: ${proc.name} exited. Its log:\n${await proc.tail(30)}`);
-    try {
-      if (await check()) return;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${what}: not after ${timeoutMs} ms (${String(lastError ?? 'no answer')})`);
 }
