@@ -82,6 +82,10 @@ export async function run(argv: string[], io: CommandIO, commands: CommandTable 
     return 2;
   }
   const command = await entry.load();
+  if (asksForHelp(rest)) {
+    io.stdout(`usage: ${command.usage}\n\n${entry.summary}. See README.md (CLI reference) for what each flag does.\n`);
+    return 0;
+  }
   try {
     return await command.run(rest, io);
   } catch (error) {
@@ -92,6 +96,13 @@ export async function run(argv: string[], io: CommandIO, commands: CommandTable 
     if (isUsage) io.stderr(`usage: ${command.usage}\n`);
     return isUsage ? 2 : 1;
   }
+}
+
+/** `--help` or `-h` among a command's flags (before a `--` that ends them). */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  const flags = end < 0 ? args : args.slice(0, end);
+  return flags.includes('--help') || flags.includes('-h');
 }
 
 /** Any thrown value as one message: Errors by their message, anything else as JSON or text. */

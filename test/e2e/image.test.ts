@@ -52,7 +52,7 @@ describe('e2e: the image (npm run image, docker run)', function () {
     expect(operatorImage()).to.equal(image);
   });
 
-  it('docker run IMAGE --version prints the version; --help and no arguments print the commands', async () => {
+  it('docker run IMAGE --version prints the version; --help and no arguments print the commands; a command --help its flags', async () => {
     expect(await docker(['run', '--rm', image, '--version'])).to.deep.equal({
       code: 0,
       stdout: `staticsite ${packageJson.version}\n`,
@@ -66,6 +66,9 @@ describe('e2e: the image (npm run image, docker run)', function () {
         expect(result.stdout).to.match(new RegExp(`^ {2}${command} `, 'm'));
       }
     }
+    const webhookHelp = await docker(['run', '--rm', image, 'webhook', '--help']);
+    expect(webhookHelp.code).to.equal(0);
+    expect(webhookHelp.stdout).to.match(/^usage: staticsite webhook --cert-dir DIR /);
   });
 
   it('runs as the nonroot user 65532 and has no shell', async () => {

@@ -17,6 +17,23 @@ describe('cli: staticsite cel', () => {
     });
   });
 
+  it('-o text prints the value alone, a string as it is; an error on stderr with exit 1', async () => {
+    expect(await cel("quantity('1Gi').asInteger()", '-o', 'text')).to.deep.equal({
+      code: 0,
+      stdout: '1073741824\n',
+      stderr: '',
+    });
+    expect(await cel("'a' + 'b'", '-o', 'text')).to.deep.equal({ code: 0, stdout: 'ab\n', stderr: '' });
+    expect(await cel('1 / 0', '-o', 'text')).to.deep.equal({
+      code: 1,
+      stdout: '',
+      stderr: 'error: division by zero\n',
+    });
+    const bad = await cel('1', '-o', 'yaml');
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.include('unsupported output format "yaml" (json or text)');
+  });
+
   it('binds --self and --old-self; without --schema JSON integers are ints', async () => {
     const r = await cel(
       'type(self.a) == int && self.a + oldSelf.a == 5',

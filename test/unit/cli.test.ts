@@ -51,6 +51,22 @@ describe('cli: staticsite --version', () => {
   });
 });
 
+describe('cli: every command answers --help', () => {
+  it('with its usage line and exit 0, for --help and -h', async () => {
+    const list = (await cli('--help')).stdout;
+    const names = [...list.matchAll(/^ {2}(\S+) {2,}/gm)].map((m) => m[1] ?? '');
+    expect(names).to.include.members(['cel', 'certs', 'controller', 'validate', 'webhook']);
+    for (const name of names) {
+      for (const flag of ['--help', '-h']) {
+        const result = await cli(name, flag);
+        expect(result.code, `${name} ${flag}: ${result.stderr}`).to.equal(0);
+        expect(result.stdout, name).to.match(new RegExp(`^usage: staticsite ${name}\\b`));
+        expect(result.stderr).to.equal('');
+      }
+    }
+  });
+});
+
 describe('cli: the error handler prints any thrown value', () => {
   const throwing = (value: unknown) => ({
     boom: {
