@@ -109,7 +109,10 @@ describe('cli: staticsite validate', () => {
 
   it('text output names each object and prints warnings', async () => {
     const r = await cli(['validate', '--field-validation', 'Warn', file('unknown.yaml')]);
-    expect(r.stdout).to.equal('Warning: unknown field "spec.colour"\nStaticSite/shop: valid\n');
+    expect(r.stdout).to.equal(
+      `Warning: unknown field "spec.colour"\n${file('unknown.yaml')}: document 1: StaticSite/shop: valid\n` +
+        'Summary: 1 object in 1 file: 1 valid, 0 invalid, 0 errors, 0 skipped\n',
+    );
   });
 
   it('--crd and --version choose the schema', async () => {

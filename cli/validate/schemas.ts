@@ -1,0 +1,73 @@
+import { buildCrd, type CustomResourceDefinition } from '../../api/index.ts';
+import { type CelEnvironment, type CompiledCrdVersion, compileCrdVersion } from '../../crd/index.ts';
+import { InputError, parseDocuments, readText, type ValidateIO } from './documents.ts';
+import { expandPaths } from './inputs.ts';
+
+interface Typed {
+  apiVersion?: unknown;
+  kind?: unknown;
+}
+
+const isCrd = (d: unknown): d is CustomResourceDefinition =>
+  (d as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition';
+
+/**
+ * The CRDs objects are admitted with, by group and kind: the StaticSite CRD built in, then every
+ * CustomResourceDefinition in the --crd files and directories (a later one replaces an earlier one
+ * of the same group and kind). Each version compiles once, on first use.
+ */
+export class SchemaSet {
+  private readonly byGroupKind = new Map<string, CustomResourceDefinition>();
+  private readonly compiled = new Map<string, CompiledCrdVersion>();
+  private readonly environment: CelEnvironment;
+  private readonly forcedVersion: string | undefined;
+
+  private constructor(environment: CelEnvironment, forcedVersion: string | undefined) {
+    this.environment = environment;
+    this.forcedVersion = forcedVersion;
+  }
+
+  static async load(
+    crdPaths: readonly string[],
+    io: ValidateIO,
+    options: { environment: CelEnvironment; version?: string },
+  ): Promise<SchemaSet> {
+    const set = new SchemaSet(options.environment, options.version);
+    set.add(buildCrd());
+    for (const file of await expandPaths(crdPaths)) {
+      const crds = (await parseDocuments(await readText(file, io), file)).filter(isCrd);
+      if (crds.length === 0) throw new InputError(`${file}: no CustomResourceDefinition in the file`);
+      for (const crd of crds) set.add(crd);
+    }
+    return set;
+  }
+
+  private add(crd: CustomResourceDefinition): void {
+    this.byGroupKind.set(`${crd.spec.group}/${crd.spec.names.kind}`, crd);
+  }
+
+  /** The compiled version an object is admitted with, or undefined when no CRD has its kind. */
+  versionFor(object: unknown): CompiledCrdVersion | undefined {
+    const { apiVersion, kind } = (object ?? {}) as Typed;
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
+    const slash = apiVersion.indexOf('/');
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    const crd = this.byGroupKind.get(`${group}/${kind}`);
+    if (!crd) return undefined;
+    const served = apiVersion.slice(slash + 1);
+    // --version, else the object's version when the CRD has it, else the storage version.
+    const version = this.forcedVersion ?? (crd.spec.versions.some((v) => v.name === served) ? served : undefined);
+    const key = `${crd.metadata.name}/${version ?? ''}`;
+    let compiled = this.compiled.get(key);
+    if (!compiled) {
+      try {
+        compiled = compileCrdVersion(crd, version, { environment: this.environment });
+      } catch (error) {
+        // A version the CRD lacks, or rules the API server would refuse when the CRD is written.
+        throw new InputError((error as Error).message);
+      }
+      this.compiled.set(key, compiled);
+    }
+    return compiled;
+  }
+}
