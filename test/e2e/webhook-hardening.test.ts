@@ -130,16 +130,22 @@ describe('e2e: the shipped webhook against hostile clients', function () {
         Buffer.from('\r\n'),
       ]);
       let sent = 0;
+      // A client stops sending the body once a response arrives (RFC 9112, section 9.5): without
+      // that, a client that keeps blasting outlasts any lingering close and reads a reset.
+      let answered = false;
+      socket.once('data', () => {
+        answered = true;
+      });
       // Offer 100 MiB; the server must stop reading long before.
-      for (let i = 0; i < 100 && !socket.destroyed; i++) {
+      for (let i = 0; i < 100 && !socket.destroyed && !answered; i++) {
         sent += size;
         if (!socket.write(chunk)) {
           await new Promise<void>((resolve) => {
             const done = () => {
-              socket.off('drain', done).off('close', done);
+              socket.off('drain', done).off('close', done).off('data', done);
               resolve();
             };
-            socket.on('drain', done).on('close', done);
+            socket.on('drain', done).on('close', done).on('data', done);
           });
         }
       }
