@@ -156,6 +156,32 @@ describe('e2e: the shipped webhook against hostile clients', function () {
       expect(sent).to.be.below(40 * (1 << 20));
     });
 
+    it('a client that keeps writing past the limit without looking still reads the 413', async () => {
+      const socket = await tls(webhook.port, certs.ca.certPem);
+      const answer = received(socket);
+      socket.write(
+        'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+      );
+      const size = 1 << 20;
+      const chunk = Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), Buffer.alloc(size, 0x20), Buffer.from('\r\n')]);
+      // Unlike a polite client, this one never stops for the answer: the server must not reset the
+      // connection while the answer may still sit unread in this client's buffers.
+      for (let i = 0; i < 100 && !socket.destroyed; i++) {
+        if (!socket.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              socket.off('drain', done).off('close', done);
+              resolve();
+            };
+            socket.on('drain', done).on('close', done);
+          });
+        }
+      }
+      const text = await answer;
+      expect(text).to.match(/^HTTP\/1\.1 413 /);
+      expect(text).to.include(`request entity is too large; limit is ${CONNECTION_SETTINGS.maxBodyBytes} bytes`);
+    });
+
     it('Expect: 100-continue with a length over the limit gets 413, never 100 Continue', async () => {
       const socket = await tls(webhook.port, certs.ca.certPem);
       const answer = received(socket);

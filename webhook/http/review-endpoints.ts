@@ -131,32 +131,29 @@ export class ByteBudget {
   }
 }
 
-/** What a closing connection still reads and throws away, so the client can read the answer first. */
-const LINGER_BYTES = 1 << 20;
+/** How long a closing connection stays half-open, its answer sent, before it is destroyed. */
 const LINGER_MS = 1_000;
 
 /**
- * Answers and closes the connection, so an unread body (over the limit) is never processed. Closing
- * a socket with unread input makes the kernel send a reset, which can destroy the answer before the
- * client reads it; so, as HTTP servers do (a "lingering close"), the socket is half-closed and up to
- * LINGER_BYTES more input is discarded for at most LINGER_MS before it is destroyed.
+ * Answers and closes the connection, so an unread body (over the limit) is never read. Node's server
+ * ends a connection it will not keep with `socket.destroySoon()`, which destroys the socket as soon as
+ * the answer is written; with unread input in the kernel's buffers that sends a reset, and a reset
+ * that reaches the client before it reads the answer destroys the answer. So this connection closes
+ * as Go's server closes one (`closeWriteAndWait`): it stops reading, half-closes, and is destroyed
+ * only after LINGER_MS. The client's writes stall once the buffers are full; a client that reads while
+ * it writes (Go's, Node's, curl) reads the answer meanwhile.
  */
 function sendAndClose(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
   res.shouldKeepAlive = false;
   res.setHeader('connection', 'close');
-  res.once('finish', () => {
-    const socket = req.socket;
-    let discarded = 0;
+  const socket = req.socket;
+  socket.destroySoon = () => {
+    socket.pause();
+    socket.end();
     const timer = setTimeout(() => socket.destroy(), LINGER_MS);
     timer.unref();
-    socket.on('data', (chunk: Buffer) => {
-      discarded += chunk.length;
-      if (discarded > LINGER_BYTES) socket.destroy();
-    });
     socket.once('close', () => clearTimeout(timer));
-    socket.end();
-    socket.resume();
-  });
+  };
   sendJson(res, status, body);
 }
 
