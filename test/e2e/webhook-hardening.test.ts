@@ -53,6 +53,11 @@ function received(socket: Socket): Promise<string> {
   });
 }
 
+/** One chunk of a chunked body (RFC 9112, section 7.1): `size` spaces. */
+function spacesChunk(size: number): Buffer {
+  return Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), Buffer.alloc(size, 0x20), Buffer.from('\r\n')]);
+}
+
 describe('e2e: the shipped webhook against hostile clients', function () {
   this.timeout(90_000);
   let certs: LoopbackCerts;
@@ -124,11 +129,7 @@ describe('e2e: the shipped webhook against hostile clients', function () {
         'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
       );
       const size = 1 << 20;
-      const chunk = Buffer.concat([
-        Buffer.from(`${size.toString(16)}\r\n`),
-        Buffer.alloc(size, 0x20),
-        Buffer.from('\r\n'),
-      ]);
+      const chunk = spacesChunk(size);
       let sent = 0;
       // A client stops sending the body once a response arrives (RFC 9112, section 9.5): without
       // that, a client that keeps blasting outlasts any lingering close and reads a reset.
@@ -163,7 +164,7 @@ describe('e2e: the shipped webhook against hostile clients', function () {
         'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
       );
       const size = 1 << 20;
-      const chunk = Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), Buffer.alloc(size, 0x20), Buffer.from('\r\n')]);
+      const chunk = spacesChunk(size);
       // Unlike a polite client, this one never stops for the answer: the server must not reset the
       // connection while the answer may still sit unread in this client's buffers.
       for (let i = 0; i < 100 && !socket.destroyed; i++) {
