@@ -1,7 +1,15 @@
 import { parseArgs } from 'node:util';
 import { admit, createCelEnvironment, type FieldValidation, simpleNameGenerator } from '../crd/index.ts';
 import { UsageError } from './usage.ts';
-import { chunksOf, documentsOf, InputError, parseDocuments, readText, type ValidateIO } from './validate/documents.ts';
+import {
+  chunksOf,
+  documentsOf,
+  InputError,
+  parseDocuments,
+  readText,
+  UnreadableInput,
+  type ValidateIO,
+} from './validate/documents.ts';
 import { expandPaths } from './validate/inputs.ts';
 import { createReporter, OUTPUT_FORMATS, type OutputFormat, type Totals } from './validate/report.ts';
 import { SchemaSet } from './validate/schemas.ts';
@@ -73,44 +81,56 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
   const totals: Totals = { files: inputs.length, valid: 0, invalid: 0, errors: 0, skipped: 0 };
   for (const input of inputs) {
     const file = input === '-' ? '<stdin>' : input;
-    let document = 0;
-    for await (const object of documentsOf(chunksOf(input, io), file)) {
-      document++;
-      const label = describe(object);
-      const version = schemas.versionFor(object);
-      if (!version) {
-        const missing = `no schema for ${kindOf(object)}: give its CRD with --crd`;
-        const skip = values['ignore-missing-schemas'];
-        if (skip) totals.skipped++;
-        else totals.errors++;
+    try {
+      for await (const parsed of documentsOf(chunksOf(input, io))) {
+        const document = parsed.index;
+        if ('error' in parsed) {
+          totals.errors++;
+          reporter.add({ file, document, label: '', status: 'error', message: parsed.error, warnings: [] });
+          continue;
+        }
+        const object = parsed.object;
+        const label = describe(object);
+        const version = schemas.versionFor(object);
+        if (!version) {
+          const missing = `no schema for ${kindOf(object)}: give its CRD with --crd`;
+          const skip = values['ignore-missing-schemas'];
+          if (skip) totals.skipped++;
+          else totals.errors++;
+          reporter.add({
+            file,
+            document,
+            label,
+            status: skip ? 'skipped' : 'error',
+            message: skip ? missing : `${missing}, or pass --ignore-missing-schemas`,
+            warnings: [],
+          });
+          continue;
+        }
+        const result = admit(version, object, {
+          fieldValidation,
+          oldObject,
+          // The request's namespace: kubectl sends the object's, or on update the stored object's.
+          namespace: version.target.namespaced ? namespaceOf(object, oldObject) : undefined,
+          generateName: simpleNameGenerator(),
+        });
+        if (result.allowed) totals.valid++;
+        else totals.invalid++;
         reporter.add({
           file,
           document,
           label,
-          status: skip ? 'skipped' : 'error',
-          message: skip ? missing : `${missing}, or pass --ignore-missing-schemas`,
-          warnings: [],
+          status: result.allowed ? 'valid' : 'invalid',
+          message: result.allowed ? '' : result.message,
+          warnings: result.warnings,
+          result,
         });
-        continue;
       }
-      const result = admit(version, object, {
-        fieldValidation,
-        oldObject,
-        // The request's namespace: kubectl sends the object's, or on update the stored object's.
-        namespace: version.target.namespaced ? namespaceOf(object, oldObject) : undefined,
-        generateName: simpleNameGenerator(),
-      });
-      if (result.allowed) totals.valid++;
-      else totals.invalid++;
-      reporter.add({
-        file,
-        document,
-        label,
-        status: result.allowed ? 'valid' : 'invalid',
-        message: result.allowed ? '' : result.message,
-        warnings: result.warnings,
-        result,
-      });
+    } catch (error) {
+      // A file that cannot be read is one error among the results; the other files still count.
+      if (!(error instanceof UnreadableInput)) throw error;
+      totals.errors++;
+      reporter.add({ file, label: '', status: 'error', message: error.message, warnings: [] });
     }
   }
   if (totals.valid + totals.invalid + totals.errors + totals.skipped === 0) {

@@ -1,7 +1,8 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Composer, type Document, LineCounter, Parser } from 'yaml';
+import { loadAll, YAMLException } from 'js-yaml';
 import type { CommandIO } from '../usage.ts';
+import { KUBECTL_YAML_SCHEMA, UnsupportedValueError } from './yaml-scalars.ts';
 
 export interface ValidateIO extends CommandIO {
   /** Reads all of standard input (for FILE `-`); defaults to process.stdin. */
@@ -12,6 +13,14 @@ export interface ValidateIO extends CommandIO {
 export class InputError extends Error {
   override name = 'InputError';
 }
+
+/** A file (or standard input) that cannot be read: an error among the results, not the end of the run. */
+export class UnreadableInput extends InputError {
+  override name = 'UnreadableInput';
+}
+
+/** Deeper nesting than this is refused: no Kubernetes object comes near it. */
+const MAX_DEPTH = 100;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -29,63 +38,145 @@ export async function readText(path: string, io: ValidateIO): Promise<string> {
   }
 }
 
+/** One document of an input: its 1-based index in the file, and its object or why it has none. */
+export type ParsedDocument = { index: number; object: unknown } | { index: number; error: string };
+
+/** A line that starts a document (`---` alone or before content): YAML never reads it as content. */
+const DOCUMENT_START = /^---(?=[ \t\r\n]|$)/gm;
+
 /**
- * The non-empty YAML (or JSON) documents of a text read in chunks, as plain values, one at a time:
- * each chunk is lexed as it arrives, each document composed, converted and dropped before the next,
- * so memory follows the largest document rather than the file. YAML 1.1 like kubectl. Syntax errors
- * and alias bombs are input errors naming the file, the document and the line.
+ * go-yaml v2 refuses documents whose aliases expand to too much (CVE-2019-11253); its rule, counted
+ * over the expanded tree, with its message.
  */
-export async function* documentsOf(
-  chunks: AsyncIterable<string> | Iterable<string>,
-  name: string,
-): AsyncGenerator<unknown> {
-  const lines = new LineCounter();
-  const parser = new Parser(lines.addNewLine);
-  const composer = new Composer({ version: '1.1' });
+function excessiveAliasing(value: unknown): boolean {
+  const seen = new Set<object>();
+  let decoded = 0;
+  let aliased = 0;
+  const allowedRatio = (count: number) =>
+    count <= 400_000 ? 0.99 : count >= 4_000_000 ? 0.1 : 0.99 - (0.89 * (count - 400_000)) / 3_600_000;
+  const walk = (node: unknown, inAlias: boolean): boolean => {
+    decoded++;
+    if (inAlias) aliased++;
+    if (aliased > 100 && decoded > 1000 && aliased / decoded > allowedRatio(decoded)) return true;
+    if (node === null || typeof node !== 'object') return false;
+    const alias = inAlias || seen.has(node);
+    seen.add(node);
+    for (const child of Array.isArray(node) ? node : Object.values(node)) if (walk(child, alias)) return true;
+    return false;
+  };
+  return walk(value, false);
+}
+
+function lineCount(text: string): number {
+  let lines = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+  return lines;
+}
+
+/**
+ * The documents of a text read in chunks, one at a time. The text is cut at the lines that start a
+ * document, each part read with kubectl's scalar resolution (yaml-scalars.ts), so memory follows the
+ * largest document rather than the file, and a document that does not parse is reported (line and
+ * column in the file) without hiding the documents after it. Empty documents keep their index but
+ * yield nothing.
+ */
+export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<string>): AsyncGenerator<ParsedDocument> {
+  let pending = '';
+  let line = 0;
   let index = 0;
-  function* values(docs: Iterable<Document.Parsed>): Generator<unknown> {
-    for (const doc of docs) {
+  function* documents(part: string): Generator<ParsedDocument> {
+    const firstLine = line;
+    line += lineCount(part);
+    let values: unknown[];
+    try {
+      values = loadAll(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
+    } catch (error) {
       index++;
-      const error = doc.errors[0];
-      if (error) {
-        const pos = lines.linePos(error.pos[0]);
-        const reason = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-        throw new InputError(`${name}:${pos.line}:${pos.col}: document ${index}: invalid YAML: ${reason}`);
+      if (error instanceof YAMLException) {
+        const at = error.mark ? `line ${firstLine + error.mark.line + 1}, column ${error.mark.column + 1}: ` : '';
+        yield { index, error: `${at}invalid YAML: ${error.reason}` };
+      } else if (error instanceof UnsupportedValueError) {
+        yield { index, error: error.message };
+      } else throw error;
+      return;
+    }
+    for (const value of values) {
+      index++;
+      if (value === null || value === undefined) continue;
+      if (part.includes('*') && excessiveAliasing(value)) {
+        yield { index, error: 'invalid YAML: document contains excessive aliasing' };
+        continue;
       }
-      let value: unknown;
-      try {
-        value = doc.toJS({ maxAliasCount: 1000 });
-      } catch (error) {
-        // yaml refuses alias expansion past maxAliasCount ("Excessive alias count ...").
-        throw new InputError(`${name}: document ${index}: ${(error as Error).message}`);
-      }
-      if (value !== null && value !== undefined) yield value;
+      yield { index, object: value };
     }
   }
   for await (const chunk of chunks) {
-    for (const token of parser.parse(chunk, true)) yield* values(composer.next(token));
+    pending += chunk;
+    // Cut before each document start whose line is complete; keep the rest for the next chunk.
+    let cut = 0;
+    for (const match of pending.matchAll(DOCUMENT_START)) {
+      if (match.index === 0 || match.index + 3 >= pending.length) continue;
+      yield* documents(pending.slice(cut, match.index));
+      cut = match.index;
+    }
+    pending = pending.slice(cut);
   }
-  for (const token of parser.parse('', false)) yield* values(composer.next(token));
-  yield* values(composer.end());
+  yield* documents(pending);
 }
 
+/** The objects of a whole text; the first document that does not parse is an input error. */
 export async function parseDocuments(text: string, name: string): Promise<unknown[]> {
   const out: unknown[] = [];
-  for await (const value of documentsOf([text], name)) out.push(value);
+  for await (const document of documentsOf([text])) {
+    if ('error' in document) throw new InputError(`${name}: document ${document.index}: ${document.error}`);
+    out.push(document.object);
+  }
   return out;
 }
 
-/** A file (or standard input, `-`) as text chunks, without holding it whole. */
+/**
+ * Files up to this size are read in one synchronous call: most manifests are a few kilobytes, and a
+ * stream per file costs more than reading it (a buffer of its own, a round trip to the thread pool).
+ */
+const WHOLE_FILE_BYTES = 4 << 20;
+
+/** A file (or standard input, `-`) as text chunks, without holding a large one whole. */
 export async function* chunksOf(path: string, io: ValidateIO): AsyncGenerator<string> {
   if (path === '-') {
     yield await (io.readStdin ?? readStdin)();
     return;
   }
+  const whole = readSmallFile(path);
+  if (whole !== undefined) {
+    yield whole;
+    return;
+  }
   try {
     yield* createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 }) as AsyncIterable<string>;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === undefined) throw error;
-    throw new InputError(`${path}: cannot read file (${code})`);
+    throw cannotRead(error);
   }
+}
+
+/** The text of a file no larger than WHOLE_FILE_BYTES, or undefined for a larger one. */
+function readSmallFile(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw cannotRead(error);
+  }
+  try {
+    if (fstatSync(fd).size > WHOLE_FILE_BYTES) return undefined;
+    return readFileSync(fd, 'utf8');
+  } catch (error) {
+    throw cannotRead(error);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function cannotRead(error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === undefined ? error : new UnreadableInput(`cannot read file (${code})`);
 }

@@ -6,9 +6,9 @@ export type Status = 'valid' | 'invalid' | 'error' | 'skipped';
 export interface ObjectResult {
   /** The path given or found, `<stdin>` for `-`. */
   file: string;
-  /** 1-based index of the document in its file. */
-  document: number;
-  /** `Kind/name`, or `document N` when the object has no name. */
+  /** 1-based index of the document in its file; absent when the file could not be read. */
+  document?: number;
+  /** `Kind/name` (with placeholders for what the object lacks); empty when there is no object. */
   label: string;
   status: Status;
   /** The API server's message for a denial, the reason for an error or a skip; empty when valid. */
@@ -39,6 +39,11 @@ function summary(t: Totals): string {
   return `Summary: ${objects} object${objects === 1 ? '' : 's'} in ${t.files} file${t.files === 1 ? '' : 's'}: ${t.valid} valid, ${t.invalid} invalid, ${t.errors} error${t.errors === 1 ? '' : 's'}, ${t.skipped} skipped`;
 }
 
+/** Where a result belongs within its file: `document N: Kind/name`, or what of it there is. */
+function place(r: ObjectResult): string {
+  return [r.document === undefined ? '' : `document ${r.document}`, r.label].filter(Boolean).join(': ');
+}
+
 function verdict(r: ObjectResult): string {
   if (r.status === 'valid') return 'valid';
   if (r.status === 'invalid') return `${r.result?.code === 400 ? 'rejected' : 'invalid'}: ${r.message}`;
@@ -49,7 +54,7 @@ function textReporter(write: (text: string) => void): Reporter {
   return {
     add(r) {
       const lines = r.warnings.map((w) => `Warning: ${w}`);
-      lines.push(`${r.file}: document ${r.document}: ${r.label}: ${verdict(r)}`);
+      lines.push(`${[r.file, place(r), verdict(r)].filter(Boolean).join(': ')}`);
       write(`${lines.join('\n')}\n`);
     },
     end(totals) {
@@ -65,7 +70,7 @@ function jsonReporter(write: (text: string) => void): Reporter {
       write(
         `${JSON.stringify({
           file: r.file,
-          document: r.document,
+          document: r.document ?? null,
           status: r.status,
           allowed: result ? result.allowed : null,
           code: result?.code ?? null,
@@ -94,7 +99,7 @@ function junitReporter(write: (text: string) => void): Reporter {
   const cases: string[] = [];
   return {
     add(r) {
-      const open = `    <testcase classname="${xmlText(r.file)}" name="${xmlText(`document ${r.document}: ${r.label}`)}"`;
+      const open = `    <testcase classname="${xmlText(r.file)}" name="${xmlText(place(r) || r.file)}"`;
       if (r.status === 'valid') {
         cases.push(`${open}/>`);
       } else {
@@ -126,7 +131,7 @@ function tapReporter(write: (text: string) => void): Reporter {
   return {
     add(r) {
       n++;
-      const description = `${r.file} document ${r.document} ${r.label}`.replace(/#/g, '\\#');
+      const description = `${r.file} ${place(r)}`.trimEnd().replace(/#/g, '\\#');
       if (r.status === 'valid') write(`ok ${n} - ${description}\n`);
       else if (r.status === 'skipped') write(`ok ${n} - ${description} # SKIP ${r.message}\n`);
       else {

@@ -4,7 +4,7 @@
  */
 
 import { utf8Length } from '../apimachinery/go-format.ts';
-import { compileGoRegexp } from '../apimachinery/go-regexp.ts';
+import { compileGoRegexp, type GoRegexp } from '../apimachinery/go-regexp.ts';
 import { isCidrSloppy, parseIpSloppy, parseIpStrict } from './ip.ts';
 import { isEmail } from './mail-address.ts';
 import { isRequestUri } from './request-uri.ts';
@@ -16,9 +16,13 @@ export function normalizeFormatName(name: string): string {
   return name.replaceAll('-', '');
 }
 
-const HOSTNAME = compileGoRegexp(
-  '^([a-zA-Z0-9\\p{S}\\p{L}]((-?[a-zA-Z0-9\\p{S}\\p{L}]{0,62})?)|([a-zA-Z0-9\\p{S}\\p{L}](([a-zA-Z0-9-\\p{S}\\p{L}]{0,61}[a-zA-Z0-9\\p{S}\\p{L}])?)(\\.)){1,}([a-zA-Z\\p{L}]){2,63})$',
-);
+/**
+ * Compiled on first use: its Unicode classes take re2js tens of milliseconds, which every process
+ * importing the engine would otherwise pay at start-up (most schemas have no hostname format).
+ */
+const HOSTNAME_PATTERN =
+  '^([a-zA-Z0-9\\p{S}\\p{L}]((-?[a-zA-Z0-9\\p{S}\\p{L}]{0,62})?)|([a-zA-Z0-9\\p{S}\\p{L}](([a-zA-Z0-9-\\p{S}\\p{L}]{0,61}[a-zA-Z0-9\\p{S}\\p{L}])?)(\\.)){1,}([a-zA-Z\\p{L}]){2,63})$';
+let hostnameRegexp: GoRegexp | undefined;
 const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const UUID3 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const UUID4 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i;
@@ -42,7 +46,8 @@ const LONG_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])
 
 /** strfmt.IsHostname (default.go). */
 function isHostname(s: string): boolean {
-  if (!HOSTNAME.test(s) || utf8Length(s) > 255) return false;
+  hostnameRegexp ??= compileGoRegexp(HOSTNAME_PATTERN);
+  if (!hostnameRegexp.test(s) || utf8Length(s) > 255) return false;
   return s.split('.').every((part) => utf8Length(part) <= 63);
 }
 
