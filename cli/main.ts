@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { once } from 'node:events';
 import { readFileSync, realpathSync } from 'node:fs';
 import module from 'node:module';
 import { join } from 'node:path';
@@ -129,6 +130,9 @@ if (isEntryPoint()) {
   const io: CommandIO = {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
+    stdoutDrained: async () => {
+      if (process.stdout.writableNeedDrain) await once(process.stdout, 'drain');
+    },
   };
   process.exitCode = await run(process.argv.slice(2), io);
 }

@@ -83,6 +83,7 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
     const file = input === '-' ? '<stdin>' : input;
     try {
       for await (const parsed of documentsOf(chunksOf(input, io))) {
+        await io.stdoutDrained?.();
         const document = parsed.index;
         if ('error' in parsed) {
           totals.errors++;

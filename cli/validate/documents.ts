@@ -152,7 +152,9 @@ export async function* chunksOf(path: string, io: ValidateIO): AsyncGenerator<st
     return;
   }
   try {
-    yield* createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 }) as AsyncIterable<string>;
+    // Small chunks: each document's strings are slices of its chunk and keep it alive until they
+    // are collected; with 1 MiB chunks a 39 MB file peaked at 170 MB, with 64 KiB at 103 MB.
+    yield* createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 16 }) as AsyncIterable<string>;
   } catch (error) {
     throw cannotRead(error);
   }

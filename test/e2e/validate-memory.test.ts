@@ -46,8 +46,14 @@ describe('e2e: staticsite validate keeps memory within 5x its input (the built C
     const text = docs.join('---\n');
     const file = join(dir, 'sites.yaml');
     await writeFile(file, text);
+    // stdout is a pipe, read as CI runners read it: a CLI that writes faster than its reader
+    // without waiting would queue every result in memory.
     const child = spawn(process.execPath, [builtCli(), 'validate', '-o', 'json', file], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let outputBytes = 0;
+    child.stdout.on('data', (c: Buffer) => {
+      outputBytes += c.length;
     });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => {
@@ -67,6 +73,7 @@ describe('e2e: staticsite validate keeps memory within 5x its input (the built C
     const inputKb = Buffer.byteLength(text) / 1024;
     process.stdout.write(`      input ${(inputKb / 1024).toFixed(0)} MB, peak RSS ${(peak / 1024).toFixed(0)} MB\n`);
     expect(peak).to.be.greaterThan(0);
+    expect(outputBytes).to.be.greaterThan(text.length);
     expect(peak).to.be.below(5 * inputKb);
   });
 });
