@@ -16,6 +16,7 @@ import { stringify } from 'yaml';
 import { buildCrd } from '../api/index.ts';
 import type { JSONSchemaProps } from '../api/openapi.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
+import { widgetCrd } from '../test/fixtures/widget-crd.ts';
 
 const rounds = Number(process.argv[2] ?? 5);
 const dir = mkdtempSync(join(tmpdir(), 'bench-validate-'));
@@ -25,40 +26,6 @@ const bin = spawnSync('bash', [join(import.meta.dirname, 'validators/build.sh')]
   .pop() as string;
 
 // ---- the corpus ------------------------------------------------------------------------------
-
-const widgetCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.com' },
-  spec: {
-    group: 'example.com',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              spec: {
-                type: 'object',
-                required: ['size'],
-                properties: { size: { type: 'integer' }, colour: { type: 'string', enum: ['red', 'blue'] } },
-                'x-kubernetes-validations': [{ rule: 'self.size <= 10', message: 'size is at most 10' }],
-              },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
 
 /** What each object is, so disagreements can be explained by the kind of fault. */
 type Fault = 'none' | 'cel' | 'type' | 'unknown-field' | 'required' | 'cel-pattern';

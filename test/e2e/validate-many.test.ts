@@ -12,6 +12,7 @@ import { buildCrd, CRD_NAME, type CustomResourceDefinition } from '../../api/ind
 import { run } from '../../cli/main.ts';
 import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { builtCli } from '../../devenv/webhook-process.ts';
+import { widgetCrd } from '../fixtures/widget-crd.ts';
 import { testCluster } from '../support/shared.ts';
 
 async function cli(argv: string[]) {
@@ -33,37 +34,6 @@ const widget = (name: string, size: number) => ({
   metadata: { name },
   spec: { size },
 });
-
-/** A second CRD, of another group and kind, with a CEL rule of its own. */
-const widgetCrd = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.com' },
-  spec: {
-    group: 'example.com',
-    scope: 'Namespaced',
-    names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                properties: { size: { type: 'integer' } },
-                'x-kubernetes-validations': [{ rule: 'self.size <= 10', message: 'size is at most 10' }],
-              },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
 
 const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { a: 'b' } };
 
