@@ -121,36 +121,38 @@ describe('e2e: the shipped webhook against hostile clients', function () {
     });
   });
 
+  /** Offers a 100 MiB chunked body in 1 MiB chunks; returns what the server answered and the bytes sent. */
+  async function sendChunkedBody(options: { stopAtAnswer: boolean }): Promise<{ text: string; sent: number }> {
+    const socket = await tls(webhook.port, certs.ca.certPem);
+    const answer = received(socket);
+    socket.write(
+      'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+    );
+    const size = 1 << 20;
+    const chunk = spacesChunk(size);
+    let sent = 0;
+    let answered = false;
+    if (options.stopAtAnswer) socket.once('data', () => (answered = true));
+    const wakeOn = options.stopAtAnswer ? ['drain', 'close', 'data'] : ['drain', 'close'];
+    for (let i = 0; i < 100 && !socket.destroyed && !answered; i++) {
+      sent += size;
+      if (!socket.write(chunk)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            for (const event of wakeOn) socket.off(event, done);
+            resolve();
+          };
+          for (const event of wakeOn) socket.on(event, done);
+        });
+      }
+    }
+    return { text: await answer, sent };
+  }
+
   describe('bodies over the limit', () => {
     it('a chunked body over the limit gets 413 and the connection closes at the limit, not at the end', async () => {
-      const socket = await tls(webhook.port, certs.ca.certPem);
-      const answer = received(socket);
-      socket.write(
-        'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
-      );
-      const size = 1 << 20;
-      const chunk = spacesChunk(size);
-      let sent = 0;
-      // A client stops sending the body once a response arrives (RFC 9112, section 9.5): without
-      // that, a client that keeps blasting outlasts any lingering close and reads a reset.
-      let answered = false;
-      socket.once('data', () => {
-        answered = true;
-      });
-      // Offer 100 MiB; the server must stop reading long before.
-      for (let i = 0; i < 100 && !socket.destroyed && !answered; i++) {
-        sent += size;
-        if (!socket.write(chunk)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              socket.off('drain', done).off('close', done).off('data', done);
-              resolve();
-            };
-            socket.on('drain', done).on('close', done).on('data', done);
-          });
-        }
-      }
-      const text = await answer;
+      // A client stops sending the body once a response arrives (RFC 9112, section 9.5).
+      const { text, sent } = await sendChunkedBody({ stopAtAnswer: true });
       expect(text).to.match(/^HTTP\/1\.1 413 /);
       expect(text.toLowerCase()).to.include('connection: close');
       expect(text).to.include(`request entity is too large; limit is ${CONNECTION_SETTINGS.maxBodyBytes} bytes`);
@@ -158,27 +160,9 @@ describe('e2e: the shipped webhook against hostile clients', function () {
     });
 
     it('a client that keeps writing past the limit without looking still reads the 413', async () => {
-      const socket = await tls(webhook.port, certs.ca.certPem);
-      const answer = received(socket);
-      socket.write(
-        'POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
-      );
-      const size = 1 << 20;
-      const chunk = spacesChunk(size);
-      // Unlike a polite client, this one never stops for the answer: the server must not reset the
-      // connection while the answer may still sit unread in this client's buffers.
-      for (let i = 0; i < 100 && !socket.destroyed; i++) {
-        if (!socket.write(chunk)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              socket.off('drain', done).off('close', done);
-              resolve();
-            };
-            socket.on('drain', done).on('close', done);
-          });
-        }
-      }
-      const text = await answer;
+      // This one never stops for the answer: the server must not reset the connection while the
+      // answer may still sit unread in this client's buffers.
+      const { text } = await sendChunkedBody({ stopAtAnswer: false });
       expect(text).to.match(/^HTTP\/1\.1 413 /);
       expect(text).to.include(`request entity is too large; limit is ${CONNECTION_SETTINGS.maxBodyBytes} bytes`);
     });
