@@ -4,7 +4,8 @@
 ARG BUILD_BASE=node:24-bookworm-slim
 ARG RUNTIME_BASE=gcr.io/distroless/nodejs24-debian12:nonroot
 
-# Build stage: compile TypeScript to dist/ and keep only production dependencies.
+# Build stage: compile TypeScript to dist/ (the CLI as one bundle in dist/bin/) and keep only
+# production dependencies.
 FROM ${BUILD_BASE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -13,7 +14,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources: everything .dockerignore lets through; tsconfig.build.json names the folders that build.
 COPY . .
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && mkdir -p /owned/pki /owned/webhook-certs /owned/records
 
 # Runtime: Node 24 with no shell and no package manager, as the nonroot user (65532).
@@ -26,5 +27,5 @@ COPY --from=build /src/dist ./dist
 # Mount points owned by the runtime user, so named volumes start writable for it.
 COPY --from=build --chown=65532:65532 /owned/ /
 USER 65532:65532
-ENTRYPOINT ["/nodejs/bin/node", "/app/dist/cli/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "/app/dist/bin/staticsite.js"]
 CMD ["--help"]

@@ -127,7 +127,7 @@ for (let round = 0; round < rounds; round++) {
     }),
   );
   sh('docker', [...compose, 'down', '-v']);
-  local.push(timed(() => sh(node, ['dist/cli/main.js', 'local', '--exit-after-sample'])));
+  local.push(timed(() => sh(node, ['dist/bin/staticsite.js', 'local', '--exit-after-sample'])));
 }
 sh('docker', ['rmi', 'staticsite-operator:bench'], { allowFail: true });
 

@@ -10,9 +10,12 @@ import { eventually } from './crds.ts';
 import { ManagedProcess } from './managed-process.ts';
 import { NodeSimulator } from './node-simulator.ts';
 import { packageFile } from './package-root.ts';
+import { builtCli } from './webhook-process.ts';
 
-/** cli/main.ts when run from source, dist/cli/main.js when run from the build. */
-const cliMain = fileURLToPath(new URL(`../cli/main${extname(import.meta.url)}`, import.meta.url));
+/** cli/main.ts when run from source, the bundled CLI (dist/bin/staticsite.js) when run from the build. */
+function cliMain(): string {
+  return extname(import.meta.url) === '.ts' ? fileURLToPath(new URL('../cli/main.ts', import.meta.url)) : builtCli();
+}
 
 /** The ports the local overlay and the probes use: the webhook is registered by URL on 8443. */
 export const LOCAL_PORTS = { webhook: 8443, webhookMetrics: 8080, controllerMetrics: 8081, certsMetrics: 8082 };
@@ -147,7 +150,7 @@ export class LocalSystem {
   /** Runs one CLI command to completion (same Node, same CLI) and returns its exit code and output. */
   runCli(args: string[]): Promise<{ code: number | null; output: string }> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [cliMain, ...args], (error, stdout, stderr) => {
+      execFile(process.execPath, [cliMain(), ...args], (error, stdout, stderr) => {
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: stdout + stderr });
       });
     });
@@ -177,7 +180,7 @@ export class LocalSystem {
     const proc = new ManagedProcess(
       name,
       process.execPath,
-      [cliMain, ...args],
+      [cliMain(), ...args],
       join(this.controlPlane.dir, `${name}.log`),
     );
     this.processes.set(name, proc);

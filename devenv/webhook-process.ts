@@ -6,9 +6,9 @@ import { ManagedProcess } from './managed-process.ts';
 import { packageRoot } from './package-root.ts';
 import { freePort } from './ports.ts';
 
-/** The built CLI, as the image runs it (`node dist/cli/main.js`). */
+/** The built CLI, as the image and `npm install` run it (`node dist/bin/staticsite.js`, one bundle). */
 export function builtCli(): string {
-  const main = join(packageRoot(), 'dist', 'cli', 'main.js');
+  const main = join(packageRoot(), 'dist', 'bin', 'staticsite.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
   return main;
 }
@@ -18,7 +18,7 @@ export interface WebhookProcessOptions {
   /** With a kubeconfig the unique-hostname rule is on; without, the webhook runs standalone. */
   kubeconfig?: string;
   baseDomain?: string;
-  /** The CLI entry point to run; default the built one (dist/cli/main.js). */
+  /** The CLI entry point to run; default the built one (dist/bin/staticsite.js). */
   cli?: string;
   /** Extra environment, e.g. the manifest's NODE_OPTIONS. */
   env?: Record<string, string>;

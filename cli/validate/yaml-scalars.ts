@@ -44,11 +44,14 @@ TABLE.set('', { kind: 'null', value: null });
 const STR: Resolved = { kind: 'str' };
 const GO_INT = /^[+-]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$/;
 const GO_YAML_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
+/** A decimal that a double holds exactly, the common case, read without BigInt. */
+const SMALL_DECIMAL = /^[+-]?[1-9][0-9]{0,14}$/;
 const INT64_MIN = -(2n ** 63n);
 const UINT64_MAX = 2n ** 64n - 1n;
 
 /** Go's strconv.ParseInt(text, 0, 64), falling back to ParseUint as go-yaml does; undefined if neither. */
 function goInteger(text: string): number | undefined {
+  if (SMALL_DECIMAL.test(text)) return Number(text);
   if (!GO_INT.test(text)) return undefined;
   const negative = text.startsWith('-');
   const digits = text.replace(/^[+-]/, '');

@@ -94,7 +94,8 @@ describe('e2e: the image (npm run image, docker run)', function () {
       ),
     ) as { app: string[]; dist: string[]; files: string[]; packages: string[] };
     expect(listing.app).to.deep.equal(['dist', 'node_modules', 'package.json']);
-    expect(listing.dist).to.deep.equal([...buildFolders].sort());
+    // The compiled folders, and bin/: the CLI bundle the entry point runs.
+    expect(listing.dist).to.deep.equal([...buildFolders, 'bin'].sort());
     expect(listing.files.filter((f) => /\/(test|testing)\/|\.test\.|\/bench\//.test(f))).to.deep.equal([]);
     expect(listing.files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
     // Every devDependency that no production dependency needs (npm's own answer) is absent.
@@ -102,7 +103,7 @@ describe('e2e: the image (npm run image, docker run)', function () {
       JSON.parse((await runCommand('npm', ['ls', '--omit=dev', '--all', '--json'], { cwd: root.pathname })).stdout),
     );
     const devOnly = Object.keys(packageJson.devDependencies).filter((name) => !production.includes(`"${name}"`));
-    expect(devOnly).to.include.members(['mocha', 'typescript', 'c8', 'node', '@biomejs/biome']);
+    expect(devOnly).to.include.members(['mocha', 'typescript', 'c8', 'node', '@biomejs/biome', 'esbuild']);
     expect(devOnly.filter((name) => listing.packages.includes(name))).to.deep.equal([]);
   });
 

@@ -1,5 +1,5 @@
 /**
- * The webhook users run: `node dist/cli/main.js webhook` (what the image runs), with TLS from
+ * The webhook users run: `node dist/bin/staticsite.js webhook` (what the image runs), with TLS from
  * `staticsite certs bootstrap`, started as a process. Every admission fixture is posted to it; the
  * rule verdicts are compared with what kube-apiserver itself answers for the same objects under
  * the full CRD (schema and CEL rules), first standalone, then behind the API server with the
@@ -87,7 +87,7 @@ async function apiServerAnswer(cp: ControlPlane, review: Review): Promise<ApiSta
   return res.body;
 }
 
-describe('e2e: the shipped webhook process (node dist/cli/main.js webhook)', function () {
+describe('e2e: the shipped webhook process (node dist/bin/staticsite.js webhook)', function () {
   this.timeout(180_000);
   let cp: ControlPlane;
   let certDir: string;

@@ -187,7 +187,7 @@ describe('cli: staticsite validate over many files, several CRDs', function () {
     expect(block[3]).to.equal('  ...');
   });
 
-  it('the built CLI as a process: the same JUnit from node dist/cli/main.js', async () => {
+  it('the built CLI as a process: the same JUnit from node dist/bin/staticsite.js', async () => {
     const args = ['validate', '--crd', path('crds'), '-o', 'junit', path('repo')];
     const child = spawnSync(process.execPath, [builtCli(), ...args], { encoding: 'utf8' });
     expect(child.status).to.equal(2);

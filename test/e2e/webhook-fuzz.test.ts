@@ -1,5 +1,5 @@
 /**
- * Seeded fuzzing of the shipped webhook process (node dist/cli/main.js webhook, the manifest's
+ * Seeded fuzzing of the shipped webhook process (node dist/bin/staticsite.js webhook, the manifest's
  * NODE_OPTIONS): reviews built from the fixtures and then damaged at random (values of every JSON
  * type at random paths, prototype names, long strings, deep and wide values, broken envelopes, bytes
  * that are not JSON). Every answer must be a 2xx or 4xx (never a 500), a 200 must echo the request's

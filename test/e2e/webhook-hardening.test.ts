@@ -1,5 +1,5 @@
 /**
- * The shipped webhook process (node dist/cli/main.js webhook) against hostile clients: TLS suites,
+ * The shipped webhook process (node dist/bin/staticsite.js webhook) against hostile clients: TLS suites,
  * slow clients, bodies over the limit, `Expect: 100-continue`, the connection cap, and certificate
  * files that disappear. Values come from webhook/server-settings.ts (the one place they are set),
  * Mozilla's "intermediate" TLS profile and RFC 9110 (100-continue, 413).

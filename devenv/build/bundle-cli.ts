@@ -1,0 +1,35 @@
+/**
+ * Bundles the CLI (cli/main.ts) into dist/bin/: the entry, one chunk per command (each still loads
+ * only when its command runs) and the chunks they share. A process then loads about 15 files
+ * instead of about 110; each ES module costs Node a resolution, a package.json lookup and a link
+ * step, and one file through `staticsite validate` went from about 0.24 s of CPU to about 0.15 s
+ * (bench/RESULTS.md, "Offline validators"). Dependencies that are ES modules are bundled too; CommonJS ones stay in
+ * node_modules, because a CommonJS module inside an ES bundle cannot `require` Node's modules.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { packageRoot } from '../package-root.ts';
+
+/** The ES-module dependencies the CLI loads on every `validate`: bundled. Any other dependency stays external. */
+export const BUNDLED_DEPENDENCIES = ['@marcbachmann/cel-js', 'js-yaml', 're2js'];
+
+const root = packageRoot();
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+};
+const external = Object.keys(manifest.dependencies).filter((name) => !BUNDLED_DEPENDENCIES.includes(name));
+
+await build({
+  absWorkingDir: root,
+  entryPoints: { staticsite: 'cli/main.ts' },
+  outdir: 'dist/bin',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node24',
+  external,
+  sourcemap: true,
+  logLevel: 'warning',
+});
