@@ -25,7 +25,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The real clock and API server, loaded on first use so other commands do not pay for them; the
- * slow @kubernetes/client-node loads only when a run talks to a cluster (kube/connect.ts).
+ * cluster connection (kube/connect.ts) is made only when a run talks to a cluster.
  */
 async function defaultDeps(): Promise<CertsCommandDeps> {
   const [{ API_REQUEST_TIMEOUT_MS }, { SystemClock }, { connectKubeApi }] = await Promise.all([

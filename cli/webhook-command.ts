@@ -55,7 +55,7 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       baseDomain: values['base-domain'],
       shutdownDelayMs,
       logger,
-      // The informer (and @kubernetes/client-node, ~60 MB) loads only when there is a cluster to watch.
+      // The informer loads only when there is a cluster to watch.
       hostnames: hasCluster(values.kubeconfig)
         ? await (await import('../webhook/kube/hostname-informer.ts')).hostnameInformer({
             kubeconfig: values.kubeconfig,

@@ -1,7 +1,7 @@
 import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
-import { inClusterNamespace, loadKubeConfig } from '../kube/kube-config.ts';
+import { loadClusterConfig } from '../kube/cluster-config.ts';
 import { ProbesServer } from '../kube/probes-server.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
@@ -50,9 +50,9 @@ export interface RunningController {
 /** Builds the whole controller process from options: API client, stores, manager and the probes server. */
 export async function startController(options: ControllerProcessOptions, logger: Logger): Promise<RunningController> {
   const clock = new SystemClock();
-  const kubeConfig = loadKubeConfig(options.kubeconfig);
+  const cluster = await loadClusterConfig(options.kubeconfig, { clock });
   const metrics = new ControllerMetrics({ processMetrics: true });
-  const transport = await HttpsTransport.create(kubeConfig, {
+  const transport = await HttpsTransport.connect(cluster, {
     clock,
     throttle: new TokenBucket(clock, options.qps, options.burst),
     observe: (info) => metrics.observeRequest(info),
@@ -60,8 +60,7 @@ export async function startController(options: ControllerProcessOptions, logger:
   const api = new KubeApi(transport);
   const identity = options.identity;
   // The controller's own namespace: where the leader-election Lease and the hostname claims live.
-  const ownNamespace =
-    options.leaderElectNamespace ?? inClusterNamespace(kubeConfig) ?? (options.namespace || DEFAULT_NAMESPACE);
+  const ownNamespace = options.leaderElectNamespace ?? cluster.namespace ?? (options.namespace || DEFAULT_NAMESPACE);
   const config: ManagerConfig = {
     namespace: options.namespace,
     claimsNamespace: options.claimsNamespace ?? ownNamespace,
@@ -85,7 +84,7 @@ export async function startController(options: ControllerProcessOptions, logger:
   };
   // Events get their own connection pool and throttle, as controller-runtime's recorder gets its own
   // client: an error storm's events never starve the reconciles' requests, nor the reverse.
-  const eventTransport = await HttpsTransport.create(kubeConfig, {
+  const eventTransport = await HttpsTransport.connect(cluster, {
     clock,
     throttle: new TokenBucket(clock, options.qps, options.burst),
     observe: (info) => metrics.observeRequest(info),

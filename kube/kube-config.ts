@@ -1,21 +1,51 @@
-// Importing this module loads @kubernetes/client-node (about 1.7 s): code that may never talk to a
-// cluster imports it lazily, as connect.ts does.
+// Importing this module loads @kubernetes/client-node (about 85 MB, over a second): cluster-config.ts
+// imports it only for the kubeconfigs it does not read itself.
+import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from './clock.ts';
+import type { ClusterConfig } from './cluster-config.ts';
 
-/**
- * A kubeconfig file when given, otherwise the in-cluster service account (token file re-read by
- * client-node every minute), otherwise client-node's default search ($KUBECONFIG, ~/.kube/config).
- */
-export function loadKubeConfig(file?: string): KubeConfig {
+/** How long client-node's headers are reused before it is asked again (exec plugins, token files). */
+const AUTH_REFRESH_MS = 30_000;
+
+/** A kubeconfig file, or client-node's default search ($KUBECONFIG, merged; ~/.kube/config), through client-node. */
+export async function clientNodeClusterConfig(file: string | undefined, clock: Clock): Promise<ClusterConfig> {
   const kc = new KubeConfig();
   if (file) kc.loadFromFile(file);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
   else kc.loadFromDefault();
-  return kc;
-}
-
-/** The namespace of the pod this process runs in, when in a cluster. */
-export function inClusterNamespace(kc: KubeConfig): string | undefined {
-  const context = kc.getContextObject(kc.getCurrentContext());
-  return context?.namespace;
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
+    throw new Error(file ? `kubeconfig ${file} has no current cluster` : 'kubeconfig has no current cluster');
+  const tls: HttpsRequestOptions = {};
+  await kc.applyToHTTPSOptions(tls);
+  let headers: Record<string, string> = {};
+  let headersAt = Number.NEGATIVE_INFINITY;
+  const authHeaders = async () => {
+    const now = clock.now();
+    if (now - headersAt < AUTH_REFRESH_MS) return headers;
+    const opts: HttpsRequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    const fresh: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) fresh[k] = String(v);
+    if (opts.auth) fresh.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    headers = fresh;
+    headersAt = now;
+    return headers;
+  };
+  await authHeaders();
+  return {
+    server: cluster.server,
+    tls: {
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      pfx: tls.pfx,
+      passphrase: tls.passphrase,
+      servername: tls.servername,
+      ...(tls.rejectUnauthorized !== undefined && { rejectUnauthorized: tls.rejectUnauthorized }),
+    },
+    authHeaders,
+    namespace: kc.getContextObject(kc.getCurrentContext())?.namespace,
+    source: file ? `kubeconfig ${file}` : 'kubeconfig ($KUBECONFIG)',
+  };
 }

@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from './clock.ts';
+import type { ClusterConfig } from './cluster-config.ts';
 import { parseWarningHeaders, warningHeaderValues } from './warnings.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -59,8 +59,6 @@ export interface HttpsTransportOptions {
   throttle?: RequestThrottle;
   observe?: ResponseObserver;
   maxSockets?: number;
-  /** How long authentication headers are reused before the kubeconfig is asked again (token rotation). */
-  authRefreshMs?: number;
   /**
    * A request (never a watch) whose connection stays silent this long fails with `no answer within`.
    * Default: no limit.
@@ -95,8 +93,8 @@ export function queryString(query: Query | undefined): string {
 }
 
 /**
- * HTTP(S) to the API server described by a client-node KubeConfig (kubeconfig file or in-cluster
- * service account), or by a DirectConnection (URL, PEMs, token: no client-node at all), with
+ * HTTP(S) to the API server of a ClusterConfig (in-cluster service account or kubeconfig, see
+ * cluster-config.ts) or of a DirectConnection (URL, PEMs, fixed headers), with
  * keep-alive connections and raw JSON in and out: no typed models, so a read-modify-write never
  * drops a field this client does not know.
  */
@@ -127,12 +125,9 @@ export class HttpsTransport implements KubeTransport {
           });
   }
 
-  static async create(kubeConfig: KubeConfig, options: HttpsTransportOptions): Promise<HttpsTransport> {
-    const tls: HttpsRequestOptions = {};
-    await kubeConfig.applyToHTTPSOptions(tls);
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    const transport = new HttpsTransport(cluster.server, tls, kubeConfigAuth(kubeConfig, options), options);
+  /** To the cluster of a ClusterConfig; fails unless its first authentication headers can be had. */
+  static async connect(config: ClusterConfig, options: HttpsTransportOptions): Promise<HttpsTransport> {
+    const transport = new HttpsTransport(config.server, config.tls, () => config.authHeaders(), options);
     await transport.authHeaders();
     return transport;
   }
@@ -217,27 +212,6 @@ export class HttpsTransport implements KubeTransport {
   close(): void {
     this.agent.destroy();
   }
-}
-
-/**
- * Authentication headers from a client-node KubeConfig, asked again every `authRefreshMs` (token
- * rotation: client-node re-reads a service-account token file, runs exec plugins).
- */
-function kubeConfigAuth(kubeConfig: KubeConfig, options: HttpsTransportOptions): AuthHeaders {
-  let headers: Record<string, string> = {};
-  let headersAt = Number.NEGATIVE_INFINITY;
-  return async () => {
-    const now = options.clock.now();
-    if (now - headersAt < (options.authRefreshMs ?? 30_000)) return headers;
-    const opts: HttpsRequestOptions = {};
-    await kubeConfig.applyToHTTPSOptions(opts);
-    const fresh: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) fresh[k] = String(v);
-    if (opts.auth) fresh.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-    headers = fresh;
-    headersAt = now;
-    return headers;
-  };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { SystemClock } from '../../kube/clock.ts';
-import { loadKubeConfig } from '../../kube/kube-config.ts';
+import { loadClusterConfig } from '../../kube/cluster-config.ts';
 import type { Lease as KubeLease } from '../../kube/objects.ts';
 import { HttpsTransport } from '../../kube/transport.ts';
 import { applyControllerRbac, ControllerProcess } from '../support/controller-harness.ts';
@@ -130,7 +130,8 @@ describe('e2e: hostname claims, on a real control plane, without the webhook', f
 
   it('the release is conditional on the real API server: a claim changed since it was read is not deleted (DeleteOptions preconditions)', async () => {
     // The controller's own client stack, as its ServiceAccount.
-    const transport = await HttpsTransport.create(loadKubeConfig(kubeconfig), { clock: new SystemClock() });
+    const clock = new SystemClock();
+    const transport = await HttpsTransport.connect(await loadClusterConfig(kubeconfig, { clock }), { clock });
     try {
       const claims = new HostnameClaims({ api: new KubeApi(transport), namespace: SYS });
       const site = { metadata: { name: 'probe', namespace: NS, uid: 'probe-uid' } } as StaticSiteV1;

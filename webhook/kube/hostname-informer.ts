@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { API_VERSION_V1, convertStaticSite, STATICSITES, type StaticSiteV1 } from '../../api/index.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { SystemClock } from '../../kube/clock.ts';
+import { loadClusterConfig } from '../../kube/cluster-config.ts';
 import { Informer } from '../../kube/informer.ts';
-import { loadKubeConfig } from '../../kube/kube-config.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { HttpsTransport } from '../../kube/transport.ts';
 import { type HostnameIndex, MemoryHostnameIndex } from '../admission/hostname-index.ts';
@@ -60,7 +60,7 @@ class InformerBackedIndex implements HostnameIndex {
  */
 export async function hostnameInformer(options: HostnameInformerOptions): Promise<HostnameSource> {
   const clock = new SystemClock();
-  const transport = await HttpsTransport.create(loadKubeConfig(options.kubeconfig), { clock });
+  const transport = await HttpsTransport.connect(await loadClusterConfig(options.kubeconfig, { clock }), { clock });
   const informer = new Informer<KubeObject>({
     name: 'staticsites',
     api: new KubeApi(transport),

@@ -1,0 +1,242 @@
+/**
+ * The footprint of the three processes as the image runs them (the built CLI, a kubeconfig with a
+ * client certificate against the real control plane), beside a bare Node HTTPS server as the floor:
+ * - webhook (`webhook --kubeconfig`: the StaticSite informer on): CPU (user + system, from
+ *   /proc/PID/stat) from spawn to its first answered review, RSS when ready, RSS and peak RSS after
+ *   100,000 reviews (the API server's captured review, 32 keep-alive connections);
+ * - the bare server: RSS after the same 100,000 requests from the same client;
+ * - cert bootstrapper (`certs bootstrap --secret`, a first bootstrap): CPU and peak RSS of the run;
+ * - controller (`controller --kubeconfig`, no sites): CPU from spawn to /readyz, RSS then.
+ * Rounds alternate the processes. Run: npm run build && npm run bench:footprint -- [rounds]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildCrd } from '../api/index.ts';
+import { ControlPlane } from '../devenv/controlplane.ts';
+import { installCrd } from '../devenv/crds.ts';
+import { freePort } from '../devenv/ports.ts';
+import { loopbackCerts } from '../devenv/webhook-certs.ts';
+import { builtCli } from '../devenv/webhook-process.ts';
+import { validateReview } from './validate-review.ts';
+
+const rounds = Number(process.argv[2] ?? 3);
+const REVIEWS = Number(process.env.BENCH_REVIEWS ?? 100_000);
+const CONCURRENCY = 32;
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+function memoryMb(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, check: () => Promise<boolean>, child: ChildProcess, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what}: the process exited with ${child.exitCode}`);
+    if (await check().catch(() => false)) return;
+    await sleep(10);
+  }
+  throw new Error(`${what}: not within ${timeoutMs} ms`);
+}
+
+function start(args: string[]): ChildProcess {
+  return spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** POSTs `count` bodies to `url` over `CONCURRENCY` keep-alive connections; every answer must be 200. */
+async function load(url: string, body: string, count: number, ca: string): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca });
+  let sent = 0;
+  const started = performance.now();
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < count) {
+        sent++;
+        await one();
+      }
+    }),
+  );
+  agent.destroy();
+  return Math.round(count / ((performance.now() - started) / 1000));
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+const spread = (xs: number[]) => `${Math.min(...xs)}–${Math.max(...xs)}`;
+const summary = (xs: number[]) => ({ median: +median(xs).toFixed(2), spread: spread(xs.map((x) => +x.toFixed(2))) });
+
+const BARE_SERVER = `
+  const https = require('node:https');
+  const fs = require('node:fs');
+  const dir = process.argv[1];
+  const answer = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'x', allowed: true } });
+  https.createServer({ cert: fs.readFileSync(dir + '/tls.crt'), key: fs.readFileSync(dir + '/tls.key') }, (req, res) => {
+    req.resume();
+    req.on('end', () => { res.setHeader('content-type', 'application/json'); res.end(answer); });
+  }).listen(Number(process.argv[2]), '127.0.0.1');
+  process.on('SIGTERM', () => process.exit(0));`;
+
+const cli = builtCli();
+const say = (s: string) => process.stderr.write(`${new Date().toISOString()} ${s}\n`);
+const cp = await new ControlPlane().start();
+const report: Record<string, unknown> = { node: process.version, cpus: cpus().length, loadBefore: loadavg() };
+try {
+  await installCrd(cp.admin, buildCrd());
+  const certs = await loopbackCerts();
+  const review = validateReview().text;
+  const webhook = {
+    toFirstReviewCpu: [] as number[],
+    readyRss: [] as number[],
+    rssAfter: [] as number[],
+    peak: [] as number[],
+    rate: [] as number[],
+  };
+  const bare = { rssAfter: [] as number[], peak: [] as number[], rate: [] as number[] };
+  const bootstrap = { cpu: [] as number[], peak: [] as number[] };
+  const controller = { toReadyCpu: [] as number[], readyRss: [] as number[] };
+
+  for (let round = 0; round < rounds; round++) {
+    // The webhook, as the image runs it, with its informer.
+    {
+      const [port, metricsPort] = [await freePort(), await freePort()];
+      const child = start([
+        cli,
+        'webhook',
+        `--cert-dir=${certs.dir}`,
+        `--port=${port}`,
+        `--metrics-port=${metricsPort}`,
+        '--host=127.0.0.1',
+        '--shutdown-delay=0s',
+        `--kubeconfig=${cp.kubeconfigPath}`,
+      ]);
+      const pid = child.pid as number;
+      const url = `https://127.0.0.1:${port}/validate`;
+      await until('webhook answers a review', async () => (await load(url, review, 1, certs.ca.certPem)) > 0, child);
+      webhook.toFirstReviewCpu.push(cpuSeconds(pid));
+      say('webhook answered');
+      await until('webhook ready', async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, child);
+      webhook.readyRss.push(memoryMb(pid).rss);
+      say('webhook ready');
+      webhook.rate.push(await load(url, review, REVIEWS, certs.ca.certPem));
+      say('webhook loaded');
+      await sleep(1000);
+      const after = memoryMb(pid);
+      webhook.rssAfter.push(after.rss);
+      webhook.peak.push(after.peak);
+      await stop(child);
+    }
+    // The floor: a bare Node HTTPS server, the same client and count.
+    {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['-e', BARE_SERVER, certs.dir, String(port)], { stdio: 'inherit' });
+      const url = `https://127.0.0.1:${port}/validate`;
+      await until('bare server answers', async () => (await load(url, review, 1, certs.ca.certPem)) > 0, child);
+      bare.rate.push(await load(url, review, REVIEWS, certs.ca.certPem));
+      await sleep(1000);
+      const after = memoryMb(child.pid as number);
+      bare.rssAfter.push(after.rss);
+      bare.peak.push(after.peak);
+      await stop(child);
+    }
+    // The cert bootstrapper: a first bootstrap into a new Secret, to its exit.
+    {
+      const run = spawn(
+        '/usr/bin/time',
+        [
+          '-f',
+          '%U %S %M',
+          process.execPath,
+          cli,
+          'certs',
+          'bootstrap',
+          '--service=staticsite-webhook',
+          '--namespace=default',
+          `--secret=footprint-${round}-${Date.now()}`,
+          `--kubeconfig=${cp.kubeconfigPath}`,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      run.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise((resolve) => run.once('exit', resolve));
+      if (code !== 0) throw new Error(`certs bootstrap exited ${code}: ${stderr}`);
+      const [user, system, maxKb] = (stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
+      bootstrap.cpu.push((user as number) + (system as number));
+      bootstrap.peak.push(Math.round((maxKb as number) / 1024));
+    }
+    // The controller, to /readyz (informers synced), with no sites.
+    {
+      const metricsPort = await freePort();
+      const records = await mkdtemp(join(tmpdir(), 'footprint-records-'));
+      const child = start([
+        cli,
+        'controller',
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        `--metrics-port=${metricsPort}`,
+        `--records-dir=${records}`,
+      ]);
+      await until('controller ready', async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, child);
+      controller.toReadyCpu.push(cpuSeconds(child.pid as number));
+      controller.readyRss.push(memoryMb(child.pid as number).rss);
+      await stop(child);
+      await rm(records, { recursive: true, force: true });
+    }
+  }
+  report.reviews = REVIEWS;
+  report.webhook = {
+    cpuSecondsToFirstReview: summary(webhook.toFirstReviewCpu),
+    rssMbWhenReady: summary(webhook.readyRss),
+    rssMbAfterReviews: summary(webhook.rssAfter),
+    peakRssMb: summary(webhook.peak),
+    reviewsPerSecond: summary(webhook.rate),
+  };
+  report.bareNodeHttps = {
+    rssMbAfterRequests: summary(bare.rssAfter),
+    peakRssMb: summary(bare.peak),
+    requestsPerSecond: summary(bare.rate),
+  };
+  report.certsBootstrap = { cpuSeconds: summary(bootstrap.cpu), peakRssMb: summary(bootstrap.peak) };
+  report.controller = {
+    cpuSecondsToReady: summary(controller.toReadyCpu),
+    rssMbWhenReady: summary(controller.readyRss),
+  };
+  report.loadAfter = loadavg();
+  await rm(certs.dir, { recursive: true, force: true });
+} finally {
+  await cp.stop();
+}
+console.log(JSON.stringify(report, null, 2));
