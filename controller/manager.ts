@@ -116,7 +116,12 @@ export class ControllerManager {
 
     const reconciler = new SiteReconciler({
       api,
-      caches: { configMaps: this.configMaps, deployments: this.deployments, services: this.services },
+      caches: {
+        sites: this.sites,
+        configMaps: this.configMaps,
+        deployments: this.deployments,
+        services: this.services,
+      },
       records: deps.records,
       claims,
       events: deps.events,

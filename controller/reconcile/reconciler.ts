@@ -50,6 +50,12 @@ export interface ReconcilerConfig extends ChildOptions {
 export interface ReconcilerDeps {
   api: KubeApi;
   caches: {
+    /**
+     * The sites informer: a reconcile reads its site here and asks the API server only when the
+     * cache has no such site or is behind this controller's own last write to it. Without it every
+     * reconcile GETs its site.
+     */
+    sites?: ChildLookup<StaticSiteV1>;
     configMaps: ChildLookup<ConfigMap>;
     deployments: ChildLookup<Deployment>;
     services: ChildLookup<Service>;
@@ -90,6 +96,8 @@ export class SiteReconciler {
   private readonly excluded: ReadonlySet<string>;
   /** Sites in an excluded namespace already logged (once per site). */
   private readonly leftAlone = new Set<string>();
+  /** The resourceVersion of this controller's last write to each site, until the cache has caught up with it. */
+  private readonly lastWrite = new Map<string, string>();
 
   constructor(deps: ReconcilerDeps) {
     this.deps = deps;
@@ -111,9 +119,10 @@ export class SiteReconciler {
     }
     let site: StaticSiteV1;
     try {
-      site = await api.get<StaticSiteV1>(STATICSITES, namespace, name, { signal });
+      site = this.cachedSite(key) ?? (await api.get<StaticSiteV1>(STATICSITES, namespace, name, { signal }));
     } catch (error) {
       if (!isNotFound(error)) throw error;
+      this.lastWrite.delete(key);
       // Gone (perhaps in a watch gap): make sure no record outlives it. Idempotent.
       const outcome = await records.remove(key);
       if (outcome === 'removed') logger.info({ site: key }, 'removed the record of a site that no longer exists');
@@ -131,6 +140,28 @@ export class SiteReconciler {
     if (site.metadata.deletionTimestamp) return this.finalize(key, site, signal);
     if (!site.metadata.finalizers?.includes(FINALIZER)) site = await this.addFinalizer(site, signal);
     return this.converge(key, site, signal);
+  }
+
+  /**
+   * The site as the informer has it, when that is at least as new as our own last write (the same
+   * resourceVersion, or no write of ours to compare with): a copy, so nothing here changes the
+   * cache. Otherwise undefined, and the caller reads the API server: a cache that does not have the
+   * site (deleted, or not delivered yet) is confirmed there before a record is removed, and a cache
+   * behind our write would only earn a 409 Conflict on the next write.
+   */
+  private cachedSite(key: string): StaticSiteV1 | undefined {
+    const cached = this.deps.caches.sites?.get(key);
+    if (!cached) return undefined;
+    const written = this.lastWrite.get(key);
+    if (written !== undefined && cached.metadata.resourceVersion !== written) return undefined;
+    this.lastWrite.delete(key);
+    return structuredClone(cached);
+  }
+
+  private wroteSite(site: StaticSiteV1): void {
+    const rv = site.metadata.resourceVersion;
+    if (rv) this.lastWrite.set(objectKey(site), rv);
+    this.deps.wrote?.('StaticSite', site);
   }
 
   private async finalize(key: string, site: StaticSiteV1, signal?: AbortSignal): Promise<ReconcileResult> {
@@ -170,6 +201,7 @@ export class SiteReconciler {
       events.event(site, 'Warning', 'FinalizerFailed', `removing the finalizer failed: ${errorMessage(error)}`);
       throw error;
     }
+    this.lastWrite.delete(key);
     logger.info({ site: key }, 'finalized: external record deleted, finalizer removed');
     events.event(
       site,
@@ -187,7 +219,7 @@ export class SiteReconciler {
     };
     try {
       const written = await this.deps.api.update(STATICSITES, updated, { signal });
-      this.deps.wrote?.('StaticSite', written);
+      this.wroteSite(written);
       return written;
     } catch (error) {
       this.deps.events.event(
@@ -345,7 +377,7 @@ export class SiteReconciler {
     if (statusUnchanged(site.status, status)) return;
     try {
       const written = await this.deps.api.updateStatus(STATICSITES, { ...site, status }, { signal });
-      this.deps.wrote?.('StaticSite', written);
+      this.wroteSite(written);
     } catch (error) {
       this.deps.events.event(site, 'Warning', 'StatusUpdateFailed', `updating status failed: ${errorMessage(error)}`);
       throw error;

@@ -344,3 +344,60 @@ describe('controller: reconcile', () => {
     ).to.equal(createHash('sha256').update('<h1>v2</h1>').digest('hex'));
   });
 });
+
+describe('controller: reconcile reads its site from the informer cache', () => {
+  let server: FakeApiServer;
+  let cached: StaticSiteV1 | undefined;
+  let reconciler: SiteReconciler;
+  const gets = () => server.requests.filter((r) => r.method === 'GET' && r.path === `${SITES}/shop`).length;
+  const stored = () => server.read<StaticSiteV1>(SITES, 'shop') as StaticSiteV1;
+
+  beforeEach(() => {
+    server = new FakeApiServer();
+    cached = undefined;
+    reconciler = new SiteReconciler({
+      api: new KubeApi(server),
+      caches: {
+        sites: { get: () => cached },
+        configMaps: lookup<ConfigMap>(server, CMS),
+        deployments: lookup<Deployment>(server, DEPLOYS),
+        services: lookup<Service>(server, SVCS),
+      },
+      records: new MemoryRecords(),
+      claims: claimsOn(server),
+      events: new MemoryEventRecorder(),
+      clock: new ManualClock(),
+      logger: silentLogger(),
+      config: { image: 'nginx:test', baseDomain: 'sites.test' },
+    });
+    server.seed<StaticSiteV1>(SITES, {
+      apiVersion: 'staticsite.dev/v1',
+      kind: 'StaticSite',
+      metadata: { name: 'shop', namespace: NS },
+      spec: { content: '<h1>shop</h1>', replicas: 2, tier: 'dev' },
+    });
+  });
+
+  it('uses the cached site, asks the API server while the cache is behind its own write, and never changes the cache', async () => {
+    cached = stored();
+    const before = structuredClone(cached);
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(gets()).to.equal(0);
+    expect(cached).to.deep.equal(before);
+    // The cache still holds the site as it was before our finalizer and status writes: too old.
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(gets()).to.equal(1);
+    // Once the watch has delivered our last write, the cache is used again.
+    cached = stored();
+    const writes = server.writes().length;
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(gets()).to.equal(1);
+    expect(server.writes().length).to.equal(writes);
+  });
+
+  it('a site the cache does not have is read from the API server before anything is removed', async () => {
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(gets()).to.equal(1);
+    expect(stored().metadata.finalizers).to.deep.equal([FINALIZER]);
+  });
+});
