@@ -14,11 +14,13 @@ import { buildCrd } from '../api/index.ts';
 import { ControlPlane, controlPlaneBinDir } from '../devenv/controlplane.ts';
 import { eventually, installCrd } from '../devenv/crds.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
+import { builtCli } from '../devenv/webhook-process.ts';
 import { applyControllerRbac, ControllerProcess } from '../test/support/controller-harness.ts';
 
 const SITES = Number(process.argv[2] ?? 1000);
 const WORKERS = Number(process.argv[3] ?? 8);
 const QPS = Number(process.argv[4] ?? 100);
+const SETTLED_SECONDS = Number(process.env.BENCH_SETTLED_SECONDS ?? 60);
 const NS = 'bench';
 const SYS = 'bench-system';
 const sitesPath = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
@@ -29,6 +31,11 @@ interface Site {
 }
 
 const log = (msg: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+async function currentRss(pid: number | undefined): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
 
 async function peakRss(pid: number | undefined): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
@@ -68,6 +75,7 @@ try {
   const kubeconfig = await cp.writeKubeconfig('bench-controller.kubeconfig', creds, 'staticsite-controller');
   controller = await ControllerProcess.start({
     identity: 'bench',
+    cli: builtCli(),
     kubeconfig,
     logDir,
     args: [
@@ -146,16 +154,29 @@ try {
   if (!podsMs) podsMs = convergedMs; // the last Deployment became available between two polls
   log(`all Ready after ${(convergedMs / 1000).toFixed(1)} s`);
 
-  const text = await c.metricsText();
-  const requests = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const m = /^staticsite_controller_api_requests_total\{verb="(\w+)",resource="([^"]*)",code="(\d+)"\} (\d+)/.exec(
-      line,
-    );
-    if (!m) continue;
-    const key = `${m[1]} ${m[2]} ${m[3]}`;
-    requests.set(key, (requests.get(key) ?? 0) + Number(m[4]));
-  }
+  const requestCounts = async () => {
+    const counts = new Map<string, number>();
+    for (const line of (await c.metricsText()).split('\n')) {
+      const m = /^staticsite_controller_api_requests_total\{verb="(\w+)",resource="([^"]*)",code="(\d+)"\} (\d+)/.exec(
+        line,
+      );
+      if (!m) continue;
+      const key = `${m[1]} ${m[2]} ${m[3]}`;
+      counts.set(key, (counts.get(key) ?? 0) + Number(m[4]));
+    }
+    return counts;
+  };
+  const requests = await requestCounts();
+  // Settled: every site Ready. What the controller asks for while nothing changes (Lease renewals
+  // apart), and what it holds then.
+  log(`settled; watching for ${SETTLED_SECONDS} s`);
+  await new Promise((resolve) => setTimeout(resolve, SETTLED_SECONDS * 1000));
+  const settledRequests = Object.fromEntries(
+    [...(await requestCounts()).entries()]
+      .map(([k, v]) => [k, v - (requests.get(k) ?? 0)] as const)
+      .filter(([k, v]) => v > 0 && !k.includes('leases')),
+  );
+  const rssSettled = await currentRss(c.process.pid);
   const reconciles = await c.metric('controller_runtime_reconcile_total');
   const errors = await c.metric('controller_runtime_reconcile_errors_total');
   const rssPeak = await peakRss(c.process.pid);
@@ -182,6 +203,9 @@ try {
     requests: Object.fromEntries(rows),
     rssIdleMiB: +(rssIdle / 2 ** 20).toFixed(1),
     rssPeakMiB: +(rssPeak / 2 ** 20).toFixed(1),
+    settledSeconds: SETTLED_SECONDS,
+    requestsWhileSettledExcludingLease: settledRequests,
+    rssSettledMiB: +(rssSettled / 2 ** 20).toFixed(1),
   };
   console.log(JSON.stringify(result, null, 2));
 } finally {

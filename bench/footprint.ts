@@ -21,6 +21,7 @@ import { installCrd } from '../devenv/crds.ts';
 import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
+import { webhookRuntime } from '../test/support/webhook-manifest.ts';
 import { validateReview } from './validate-review.ts';
 
 const rounds = Number(process.argv[2] ?? 3);
@@ -52,9 +53,12 @@ async function until(what: string, check: () => Promise<boolean>, child: ChildPr
   throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
 
-function start(args: string[]): ChildProcess {
-  return spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+function start(args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
 }
+
+/** The webhook runs with its manifest's NODE_OPTIONS, as in a cluster (BENCH_WEBHOOK_NODE_OPTIONS to try others). */
+const webhookNodeOptions = process.env.BENCH_WEBHOOK_NODE_OPTIONS ?? webhookRuntime().nodeOptions;
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
@@ -109,7 +113,6 @@ const BARE_SERVER = `
   process.on('SIGTERM', () => process.exit(0));`;
 
 const cli = builtCli();
-const say = (s: string) => process.stderr.write(`${new Date().toISOString()} ${s}\n`);
 const cp = await new ControlPlane().start();
 const report: Record<string, unknown> = { node: process.version, cpus: cpus().length, loadBefore: loadavg() };
 try {
@@ -131,26 +134,26 @@ try {
     // The webhook, as the image runs it, with its informer.
     {
       const [port, metricsPort] = [await freePort(), await freePort()];
-      const child = start([
-        cli,
-        'webhook',
-        `--cert-dir=${certs.dir}`,
-        `--port=${port}`,
-        `--metrics-port=${metricsPort}`,
-        '--host=127.0.0.1',
-        '--shutdown-delay=0s',
-        `--kubeconfig=${cp.kubeconfigPath}`,
-      ]);
+      const child = start(
+        [
+          cli,
+          'webhook',
+          `--cert-dir=${certs.dir}`,
+          `--port=${port}`,
+          `--metrics-port=${metricsPort}`,
+          '--host=127.0.0.1',
+          '--shutdown-delay=0s',
+          `--kubeconfig=${cp.kubeconfigPath}`,
+        ],
+        { NODE_OPTIONS: webhookNodeOptions },
+      );
       const pid = child.pid as number;
       const url = `https://127.0.0.1:${port}/validate`;
       await until('webhook answers a review', async () => (await load(url, review, 1, certs.ca.certPem)) > 0, child);
       webhook.toFirstReviewCpu.push(cpuSeconds(pid));
-      say('webhook answered');
       await until('webhook ready', async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, child);
       webhook.readyRss.push(memoryMb(pid).rss);
-      say('webhook ready');
       webhook.rate.push(await load(url, review, REVIEWS, certs.ca.certPem));
-      say('webhook loaded');
       await sleep(1000);
       const after = memoryMb(pid);
       webhook.rssAfter.push(after.rss);
@@ -217,6 +220,7 @@ try {
     }
   }
   report.reviews = REVIEWS;
+  report.webhookNodeOptions = webhookNodeOptions;
   report.webhook = {
     cpuSecondsToFirstReview: summary(webhook.toFirstReviewCpu),
     rssMbWhenReady: summary(webhook.readyRss),

@@ -38,13 +38,15 @@ export class ControllerProcess {
     kubeconfig: string;
     logDir: string;
     args: string[];
+    /** The CLI entry point; default the source (cli/main.ts). Benchmarks pass the built bundle. */
+    cli?: string;
   }): Promise<ControllerProcess> {
     const port = await freePort();
     const proc = new ManagedProcess(
       `controller-${options.identity}`,
       process.execPath,
       [
-        join(repoRoot, 'cli/main.ts'),
+        options.cli ?? join(repoRoot, 'cli/main.ts'),
         'controller',
         '--kubeconfig',
         options.kubeconfig,

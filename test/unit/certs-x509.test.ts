@@ -36,6 +36,10 @@ describe('certs: x509 helpers', () => {
     const leafX = new X509Certificate(leaf.certPem);
     expect(leafX.issuer).to.equal(caDer.subject);
     expect(leafX.checkIssued(caDer)).to.equal(true);
+    // The signatures verify with OpenSSL (Node's X509Certificate): the CA's own, and the leaf's by the CA.
+    expect(caDer.verify(caDer.publicKey)).to.equal(true);
+    expect(leafX.verify(caDer.publicKey)).to.equal(true);
+    expect(leafX.verify(leafX.publicKey)).to.equal(false);
   });
 
   it('certifies a key passed in as keyPem, with an explicit notAfter', async () => {
