@@ -186,7 +186,7 @@ export class Informer<T extends KubeObject> {
     } while (cont);
     const previous = new Map(this.store);
     this.store.clear();
-    for (const item of items) this.store.set(objectKey(item), withKind(item, type));
+    for (const item of items) this.store.set(objectKey(item), forCache(item, type));
     this.lastEventAt = this.options.clock.now();
     for (const [key, object] of this.store) {
       const old = previous.get(key);
@@ -263,7 +263,7 @@ export class Informer<T extends KubeObject> {
       if (status.code === 410) throw new WatchExpired(status.message ?? 'Gone');
       throw new ApiError('WATCH', this.options.type.plural, status.code ?? 500, status);
     }
-    const object = withKind(event.object as T, this.options.type);
+    const object = forCache(event.object as T, this.options.type);
     const next = object.metadata.resourceVersion ?? rv;
     if (event.type === 'BOOKMARK') return next;
     const key = objectKey(object);
@@ -296,7 +296,18 @@ export class Informer<T extends KubeObject> {
 }
 
 /** List items carry no apiVersion/kind; put them back so cached objects can be written as they are. */
-function withKind<T extends KubeObject>(object: T, type: ResourceType): T {
-  if (object.kind && object.apiVersion) return object;
-  return { ...object, apiVersion: type.group ? `${type.group}/${type.version}` : type.version, kind: type.kind };
+/**
+ * An object as the cache keeps it: with its kind (lists omit it from items), without
+ * metadata.managedFields, as controller-runtime's cache.TransformStripManagedFields does: nothing
+ * reads them from a cache, they are often the larger part of an object, and a PUT that omits them
+ * leaves the server's untouched.
+ */
+function forCache<T extends KubeObject>(object: T, type: ResourceType): T {
+  const { managedFields: _, ...metadata } = object.metadata as T['metadata'] & { managedFields?: unknown };
+  return {
+    ...object,
+    apiVersion: object.apiVersion || (type.group ? `${type.group}/${type.version}` : type.version),
+    kind: object.kind || type.kind,
+    metadata,
+  };
 }

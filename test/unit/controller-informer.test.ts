@@ -9,6 +9,7 @@ import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts'
 const NS = 'ns';
 const COLLECTION = `/api/v1/namespaces/${NS}/configmaps`;
 const SELECTOR = 'app.kubernetes.io/managed-by=staticsite-controller';
+const MANAGED_FIELDS = [{ manager: 'kubectl', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: {} }];
 
 function cm(
   name: string,
@@ -29,7 +30,8 @@ describe('controller: informer', () => {
   beforeEach(async () => {
     clock = new ManualClock();
     server = new FakeApiServer();
-    server.seed(COLLECTION, cm('a'));
+    // 'a' is listed with managedFields, as the API server returns them.
+    server.seed(COLLECTION, { ...cm('a'), metadata: { ...cm('a').metadata, managedFields: MANAGED_FIELDS } });
     server.seed(COLLECTION, cm('b'));
     server.seed(COLLECTION, cm('unrelated', {}));
     informer = new Informer({
@@ -70,6 +72,15 @@ describe('controller: informer', () => {
       watch: 1,
     });
     expect(informer.health()).to.include({ synced: true, watching: true, downForMs: 0 });
+  });
+
+  it('keeps objects without managedFields, from the list and from the watch (TransformStripManagedFields)', async () => {
+    server.seed(COLLECTION, { ...cm('m'), metadata: { ...cm('m').metadata, managedFields: MANAGED_FIELDS } });
+    await settle();
+    expect(informer.get('ns/m')?.metadata).to.not.have.property('managedFields');
+    expect(informer.get('ns/m')).to.include({ apiVersion: 'v1', kind: 'ConfigMap' });
+    expect(informer.get('ns/a')?.metadata).to.not.have.property('managedFields');
+    expect(informer.get('ns/a')?.metadata.name).to.equal('a');
   });
 
   it('applies watch events to the cache and reports them', async () => {
