@@ -7,7 +7,7 @@ import type { HostnameIndex } from './admission/hostname-index.ts';
 import { createMutator } from './admission/mutate.ts';
 import { SiteSchemas } from './admission/site-schemas.ts';
 import { createValidator } from './admission/validate.ts';
-import { createWebhookListener, type Readiness } from './http/app.ts';
+import { createWebhookListener, type Readiness } from './http/listener.ts';
 import { WebhookMetrics } from './http/metrics.ts';
 import { CONNECTION_SETTINGS, TLS_SETTINGS } from './server-settings.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';

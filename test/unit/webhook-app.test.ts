@@ -515,6 +515,22 @@ for (const [adapter, create] of ADAPTERS) {
       expect(res.text).to.equal('[-]staticsite-cache failed: reason withheld\nreadyz check failed\n');
     });
 
+    it('routes as Express does: paths case-insensitive with an optional trailing slash; probes exact', async () => {
+      const { app } = setup(create);
+      const review = fixture('admission/delete.json');
+      for (const path of ['/VALIDATE', '/validate/', '/Validate/?timeout=10s']) {
+        const res = await request(app).post(path).send(review).expect(200);
+        expect(res.body.response).to.deep.equal({ uid: review.request.uid, allowed: true });
+      }
+      expect((await request(app).head('/healthz').expect(200)).text).to.equal(undefined);
+      for (const path of ['/readyz/', '/READYZ']) {
+        const res = await request(app).get(path).expect(404);
+        expect(res.body.message).to.equal(`no route for GET ${path}: use POST /mutate, /validate or /convert`);
+      }
+      const post = await request(app).post('/healthz').send({}).expect(404);
+      expect(post.body.message).to.equal('no route for POST /healthz: use POST /mutate, /validate or /convert');
+    });
+
     it('a probe that throws: 500 and a metric, and the server keeps serving', async () => {
       const { app, metrics } = setup(create, {
         readiness: [

@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Check } from '../../kube/probes-server.ts';
+import { Probes } from '../../kube/probes-server.ts';
+import {
+  createReviewEndpoint,
+  REVIEW_PATHS,
+  type ReviewEndpointOptions,
+  type ReviewPath,
+  sendJson,
+  statusBody,
+} from './review-endpoints.ts';
+
+/**
+ * The webhook's readiness: named checks, each ok or failing with a reason, and with a public note
+ * for what is missing or off (for example the cross-object rule). See kube/probes-server.ts.
+ */
+export type Readiness = readonly Check[];
+
+export interface WebhookAppOptions extends ReviewEndpointOptions {
+  readiness?: Readiness;
+}
+
+export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
+/** The answer to a path the webhook does not serve (Express's catch-all in app.ts says the same). */
+export function sendNoRoute(res: ServerResponse, method: string, path: string): void {
+  sendJson(res, 404, statusBody(404, `no route for ${method} ${path}: use POST /mutate, /validate or /convert`));
+}
+
+/** A failure that escaped the handlers: counted, logged, and answered without its text. */
+export function sendPanic(options: WebhookAppOptions, res: ServerResponse, requestPath: string, error: unknown): void {
+  const path = PROBE_PATHS.has(requestPath) ? requestPath : 'other'; // a bounded label, whatever the URL
+  options.metrics.panics.inc({ path });
+  options.logger.error(
+    { path, err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
+    'handler failed',
+  );
+  if (!res.headersSent) {
+    sendJson(res, 500, statusBody(500, 'internal error while handling the request; see the webhook log'));
+  }
+}
+
+/** Express routes case-insensitively and with an optional trailing slash; so does the listener. */
+const routeKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
+const ROUTES: ReadonlyMap<string, ReviewPath> = new Map(REVIEW_PATHS.map((path) => [path, path]));
+
+/**
+ * The request listener the HTTPS server runs, without Express (loading it costs the process about
+ * 20 MB): `POST /mutate`, `/validate` and `/convert` (with or without the API server's `?timeout=`
+ * query) go to the review endpoint, `GET`/`HEAD /healthz` and `/readyz` to the probes, anything else
+ * is a 404 naming the routes. It answers as the Express app of app.ts does, which users drive with
+ * supertest; test/unit/webhook-app.test.ts runs the same cases through both.
+ */
+export function createWebhookListener(options: WebhookAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const review = createReviewEndpoint(options);
+  const probes = new Probes({ ready: options.readiness }, options.logger);
+  return (req, res) => {
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const method = req.method ?? '';
+    const reviewPath = method === 'POST' ? ROUTES.get(routeKey(path)) : undefined;
+    if (reviewPath) {
+      review(reviewPath, req, res);
+      return;
+    }
+    try {
+      const answer = method === 'GET' || method === 'HEAD' ? probes.answer(url) : undefined;
+      if (answer) {
+        res
+          .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) })
+          .end(answer.body);
+        return;
+      }
+    } catch (error) {
+      sendPanic(options, res, path, error);
+      return;
+    }
+    req.resume();
+    sendNoRoute(res, method, path);
+  };
+}
