@@ -28,6 +28,8 @@ const rounds = Number(process.argv[2] ?? 3);
 const REVIEWS = Number(process.env.BENCH_REVIEWS ?? 100_000);
 const CONCURRENCY = 32;
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+/** BENCH_PARTS=webhook,bare (for example) measures only those. */
+const parts = new Set((process.env.BENCH_PARTS ?? 'webhook,bare,certs,controller').split(','));
 
 function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -132,7 +134,7 @@ try {
 
   for (let round = 0; round < rounds; round++) {
     // The webhook, as the image runs it, with its informer.
-    {
+    if (parts.has('webhook')) {
       const [port, metricsPort] = [await freePort(), await freePort()];
       const child = start(
         [
@@ -161,7 +163,7 @@ try {
       await stop(child);
     }
     // The floor: a bare Node HTTPS server, the same client and count.
-    {
+    if (parts.has('bare')) {
       const port = await freePort();
       const child = spawn(process.execPath, ['-e', BARE_SERVER, certs.dir, String(port)], { stdio: 'inherit' });
       const url = `https://127.0.0.1:${port}/validate`;
@@ -174,7 +176,7 @@ try {
       await stop(child);
     }
     // The cert bootstrapper: a first bootstrap into a new Secret, to its exit.
-    {
+    if (parts.has('certs')) {
       const run = spawn(
         '/usr/bin/time',
         [
@@ -202,7 +204,7 @@ try {
       bootstrap.peak.push(Math.round((maxKb as number) / 1024));
     }
     // The controller, to /readyz (informers synced), with no sites.
-    {
+    if (parts.has('controller')) {
       const metricsPort = await freePort();
       const records = await mkdtemp(join(tmpdir(), 'footprint-records-'));
       const child = start([
