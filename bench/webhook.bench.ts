@@ -10,16 +10,21 @@
  *      over the whole run and over the steady state after the first second (connection setup).
  *      For the webhook it also reads its own duration histogram (from /metrics, before and after), to
  *      tell time spent inside the process from time spent in the client, the kernel and the VM.
+ * Phase 1 also runs a controller-runtime v0.25 webhook with the same rules written by hand in Go
+ * (bench/go-webhook, built from the Go module proxy into the cache by its build.sh), and reports
+ * each server's CPU per request from /proc/PID/stat.
  * Each phase also reports the CPU time the hypervisor stole from this machine (/proc/stat), since on
  * a shared VM that, not the code, can decide a tail.
  * Run: npm run bench:webhook   (needs wrk: apt-get install wrk; builds vegeta with Go on first use)
  */
-import { execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { cpus, homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
 import { validateReview } from './validate-review.ts';
 
@@ -57,25 +62,72 @@ async function withSteal<T extends object>(measure: () => Promise<T>): Promise<T
   return { ...result, stealPercent: total > 0 ? +((100 * (after.steal - before.steal)) / total).toFixed(1) : 0 };
 }
 
-async function startServer(mode: 'bare' | 'webhook', certDir: string) {
-  const child = spawn(
-    process.execPath,
-    [new URL('./webhook-server.ts', import.meta.url).pathname, '--mode', mode, '--cert-dir', certDir],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const [port, metricsPort] = await new Promise<[number, number]>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      const match = /listening (\d+)(?: metrics (\d+))?/.exec(chunk.toString());
-      if (match) resolve([Number(match[1]), Number(match[2] ?? 0)]);
-    });
-    child.on('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  const peakRssMb = () => {
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+type Server = Awaited<ReturnType<typeof startServer>>;
+
+async function startServer(mode: 'bare' | 'webhook' | 'go', certDir: string) {
+  const goPort = mode === 'go' ? await freePort() : 0;
+  const child =
+    mode === 'go'
+      ? spawn(goWebhookBinary(), ['--cert-dir', certDir, '--port', String(goPort)], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(
+          process.execPath,
+          [new URL('./webhook-server.ts', import.meta.url).pathname, '--mode', mode, '--cert-dir', certDir],
+          { stdio: ['ignore', 'pipe', 'inherit'] },
+        );
+  const [port, metricsPort] =
+    mode === 'go'
+      ? await goListening(child, goPort)
+      : await new Promise<[number, number]>((resolve, reject) => {
+          child.stdout?.on('data', (chunk: Buffer) => {
+            const match = /listening (\d+)(?: metrics (\d+))?/.exec(chunk.toString());
+            if (match) resolve([Number(match[1]), Number(match[2] ?? 0)]);
+          });
+          child.on('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+        });
+  const status = () => readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  const peakRssMb = () => Math.round(Number(/VmHWM:\s+(\d+)/.exec(status())?.[1] ?? 0) / 1024);
+  const rssMb = () => Math.round(Number(/VmRSS:\s+(\d+)/.exec(status())?.[1] ?? 0) / 1024);
+  /** User + system CPU of the server process so far, in seconds (USER_HZ 100). */
+  const cpuSeconds = () => {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
   };
-  const url = `https://127.0.0.1:${port}${mode === 'webhook' ? '/validate' : '/'}`;
-  return { url, metricsPort, peakRssMb, stop: () => child.kill('SIGTERM') };
+  const url = `https://127.0.0.1:${port}${mode === 'bare' ? '/' : '/validate'}`;
+  return { url, metricsPort, peakRssMb, rssMb, cpuSeconds, stop: () => child.kill('SIGTERM') };
+}
+
+/** The controller-runtime webhook of bench/go-webhook, built once into the cache (build.sh). */
+function goWebhookBinary(): string {
+  const out = execFileSync('bash', [new URL('./go-webhook/build.sh', import.meta.url).pathname], { encoding: 'utf8' });
+  return out.trim().split('\n').pop() ?? '';
+}
+
+/** Waits until the Go webhook accepts TLS connections on its port. */
+async function goListening(child: ChildProcess, port: number): Promise<[number, number]> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`the Go webhook exited with ${child.exitCode}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return [port, 0];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the Go webhook did not listen within 10 s');
+}
+
+/** wrk against one server, with the server's CPU per request over the run. */
+async function measured(server: Server, script: string) {
+  const cpuBefore = server.cpuSeconds();
+  const result = await withSteal(() => wrk(server.url, script));
+  const cpu = server.cpuSeconds() - cpuBefore;
+  return { ...result, serverCpuMicrosecondsPerRequest: Math.round((cpu * 1e6) / (result.requestsPerSecond * seconds)) };
 }
 
 function toMs(text: string): number {
@@ -192,17 +244,29 @@ await writeFile(
 );
 const bare = await startServer('bare', certs.dir);
 const webhook = await startServer('webhook', certs.dir);
+const go = await startServer('go', certs.dir);
 try {
-  // Warm-up: JIT-compile both servers' hot paths before anything is recorded.
-  for (const server of [bare, webhook]) await run('wrk', ['-t1', `-c${connections}`, '-d3s', '-s', script, server.url]);
+  // Warm-up: JIT-compile the servers' hot paths before anything is recorded.
+  for (const server of [bare, webhook, go]) {
+    await run('wrk', ['-t1', `-c${connections}`, '-d3s', '-s', script, server.url]);
+  }
   const throughput = [];
   for (let round = 1; round <= rounds; round++) {
-    const b = await withSteal(() => wrk(bare.url, script));
-    const w = await withSteal(() => wrk(webhook.url, script));
-    throughput.push({ round, bare: b, webhook: w, ratio: +(w.requestsPerSecond / b.requestsPerSecond).toFixed(2) });
+    const b = await measured(bare, script);
+    const w = await measured(webhook, script);
+    const g = await measured(go, script);
+    throughput.push({
+      round,
+      bare: b,
+      webhook: w,
+      controllerRuntime: g,
+      ratio: +(w.requestsPerSecond / b.requestsPerSecond).toFixed(2),
+      webhookOverControllerRuntime: +(w.requestsPerSecond / g.requestsPerSecond).toFixed(2),
+    });
   }
   const bareMedian = median(throughput.map((t) => t.bare.requestsPerSecond));
   const webhookMedian = median(throughput.map((t) => t.webhook.requestsPerSecond));
+  const goMedian = median(throughput.map((t) => t.controllerRuntime.requestsPerSecond));
   const latency = [];
   for (let round = 1; round <= rounds; round++) {
     const b = await withSteal(() => vegeta(vegetaPath, bare.url, dir, caFile));
@@ -222,10 +286,18 @@ try {
         medians: {
           bareRequestsPerSecond: bareMedian,
           webhookRequestsPerSecond: webhookMedian,
+          controllerRuntimeRequestsPerSecond: goMedian,
           ratio: +(webhookMedian / bareMedian).toFixed(2),
+          webhookOverControllerRuntime: +(webhookMedian / goMedian).toFixed(2),
+          serverCpuMicrosecondsPerRequest: {
+            bare: median(throughput.map((t) => t.bare.serverCpuMicrosecondsPerRequest)),
+            webhook: median(throughput.map((t) => t.webhook.serverCpuMicrosecondsPerRequest)),
+            controllerRuntime: median(throughput.map((t) => t.controllerRuntime.serverCpuMicrosecondsPerRequest)),
+          },
         },
         [`at${rate}PerSecond`]: { connections, seconds: latencySeconds, rounds: latency },
-        peakRssMb: { bare: bare.peakRssMb(), webhook: webhook.peakRssMb() },
+        peakRssMb: { bare: bare.peakRssMb(), webhook: webhook.peakRssMb(), controllerRuntime: go.peakRssMb() },
+        rssMbAtEnd: { bare: bare.rssMb(), webhook: webhook.rssMb(), controllerRuntime: go.rssMb() },
       },
       null,
       2,
@@ -234,6 +306,7 @@ try {
 } finally {
   bare.stop();
   webhook.stop();
+  go.stop();
   await rm(dir, { recursive: true, force: true });
   await rm(certs.dir, { recursive: true, force: true });
 }
