@@ -18,7 +18,7 @@ export interface ControllerDeps {
   reconciler: Reconciler;
   clock: Clock;
   logger: Logger;
-  metrics: Pick<ControllerMetrics, 'queueObserver' | 'reconciled'>;
+  metrics: Pick<ControllerMetrics, 'queueObserver' | 'reconciled' | 'setWorkers'>;
   rateLimiter?: RateLimiter;
 }
 
@@ -47,8 +47,9 @@ export class Controller {
     this.queue = new WorkQueue(
       deps.clock,
       deps.rateLimiter ?? defaultControllerRateLimiter(),
-      deps.metrics.queueObserver(),
+      deps.metrics.queueObserver(() => deps.clock.now()),
     );
+    deps.metrics.setWorkers(options.workers);
   }
 
   /** True while the workers run. */

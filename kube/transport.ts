@@ -52,7 +52,13 @@ export interface RequestThrottle {
 }
 
 /** Called once per finished request: the hook behind the request metrics. */
-export type ResponseObserver = (info: { method: string; path: string; code: number; seconds: number }) => void;
+export type ResponseObserver = (info: {
+  method: string;
+  path: string;
+  code: number;
+  seconds: number;
+  host: string;
+}) => void;
 
 export interface HttpsTransportOptions {
   clock: Clock;
@@ -186,7 +192,13 @@ export class HttpsTransport implements KubeTransport {
         warnings: parseWarningHeaders(warningHeaderValues(res.rawHeaders)),
       };
     } finally {
-      this.options.observe?.({ method, path, code, seconds: (this.options.clock.now() - started) / 1000 });
+      this.options.observe?.({
+        method,
+        path,
+        code,
+        seconds: (this.options.clock.now() - started) / 1000,
+        host: this.server.host,
+      });
     }
   }
 
@@ -205,7 +217,13 @@ export class HttpsTransport implements KubeTransport {
       }
       return { status: code, lines: splitLines(res) };
     } finally {
-      this.options.observe?.({ method: 'WATCH', path, code, seconds: (this.options.clock.now() - started) / 1000 });
+      this.options.observe?.({
+        method: 'WATCH',
+        path,
+        code,
+        seconds: (this.options.clock.now() - started) / 1000,
+        host: this.server.host,
+      });
     }
   }
 

@@ -4,6 +4,12 @@ import type { WorkQueueObserver } from '../queue/work-queue.ts';
 
 const CONTROLLER = 'staticsite';
 
+/** controller-runtime labels every work-queue metric with both, set to the controller's name. */
+type QueueLabel = 'name' | 'controller';
+
+/** prometheus.ExponentialBuckets(10e-9, 10, 12): client-go's and controller-runtime's work-queue buckets. */
+const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+
 /** The path's resource (with subresource), for request metrics: /apis/g/v/namespaces/ns/deployments/x -> deployments. */
 export function resourceOfPath(path: string): string {
   const parts = path.split('?')[0]?.split('/').filter(Boolean) ?? [];
@@ -22,9 +28,17 @@ export class ControllerMetrics {
   readonly reconcileTotal: Counter<'controller' | 'result'>;
   readonly reconcileErrors: Counter<'controller'>;
   readonly reconcileTime: Histogram<'controller'>;
-  readonly queueDepth: Gauge<'name'>;
-  readonly queueAdds: Counter<'name'>;
-  readonly queueRetries: Counter<'name'>;
+  readonly queueDepth: Gauge<QueueLabel>;
+  readonly queueAdds: Counter<QueueLabel>;
+  readonly queueRetries: Counter<QueueLabel>;
+  readonly queueDuration: Histogram<QueueLabel>;
+  readonly workDuration: Histogram<QueueLabel>;
+  /** When each key now being processed was taken, and when each due key was added (client-go's maps). */
+  private readonly processingSince = new Map<string, number>();
+  private readonly addedAt = new Map<string, number>();
+  private now: () => number = () => Date.now();
+  readonly restClientRequests: Counter<'code' | 'host' | 'method'>;
+  readonly maxConcurrentReconciles: Gauge<'controller'>;
   readonly leaderStatus: Gauge<'name'>;
   readonly apiRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly relists: Counter<'informer' | 'reason'>;
@@ -36,7 +50,7 @@ export class ControllerMetrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     this.reconcileTotal = new Counter({
       name: 'controller_runtime_reconcile_total',
-      help: 'Total number of reconciliations per controller, by result',
+      help: 'Total number of reconciliations per controller',
       labelNames: ['controller', 'result'],
       registers,
     });
@@ -53,22 +67,87 @@ export class ControllerMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
+    // The work-queue metrics of controller-runtime (pkg/internal/metrics/workqueue.go): names, help
+    // texts, labels and buckets.
+    const queueLabels: QueueLabel[] = ['name', 'controller'];
     this.queueDepth = new Gauge({
       name: 'workqueue_depth',
       help: 'Current depth of workqueue',
-      labelNames: ['name'],
+      labelNames: queueLabels,
       registers,
     });
     this.queueAdds = new Counter({
       name: 'workqueue_adds_total',
       help: 'Total number of adds handled by workqueue',
-      labelNames: ['name'],
+      labelNames: queueLabels,
       registers,
     });
     this.queueRetries = new Counter({
       name: 'workqueue_retries_total',
       help: 'Total number of retries handled by workqueue',
-      labelNames: ['name'],
+      labelNames: queueLabels,
+      registers,
+    });
+    this.queueDuration = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: queueLabels,
+      buckets: QUEUE_BUCKETS,
+      registers,
+    });
+    this.workDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes.',
+      labelNames: queueLabels,
+      buckets: QUEUE_BUCKETS,
+      registers,
+    });
+    const processing = () => [...this.processingSince.values()].map((since) => (this.now() - since) / 1000);
+    new Gauge({
+      name: 'workqueue_unfinished_work_seconds',
+      help:
+        "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
+        'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
+      labelNames: queueLabels,
+      registers,
+      collect() {
+        this.set(
+          { name: CONTROLLER, controller: CONTROLLER },
+          processing().reduce((a, b) => a + b, 0),
+        );
+      },
+    });
+    new Gauge({
+      name: 'workqueue_longest_running_processor_seconds',
+      help: 'How many seconds has the longest running processor for workqueue been running.',
+      labelNames: queueLabels,
+      registers,
+      collect() {
+        this.set({ name: CONTROLLER, controller: CONTROLLER }, Math.max(0, ...processing()));
+      },
+    });
+    const active = () => this.processingSince.size;
+    new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers,
+      collect() {
+        this.set({ controller: CONTROLLER }, active());
+      },
+    });
+    this.maxConcurrentReconciles = new Gauge({
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    // client-go's rest_client_requests_total (k8s.io/client-go/tools/metrics, registered by
+    // controller-runtime's pkg/metrics/client_go_adapter.go).
+    this.restClientRequests = new Counter({
+      name: 'rest_client_requests_total',
+      help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+      labelNames: ['code', 'host', 'method'],
       registers,
     });
     this.leaderStatus = new Gauge({
@@ -131,11 +210,34 @@ export class ControllerMetrics {
     this.informers = source;
   }
 
-  queueObserver(name = CONTROLLER): WorkQueueObserver {
+  /** The queue's observer; `now` is the queue's clock, which the unfinished-work gauges read at scrape time. */
+  queueObserver(now: () => number, name = CONTROLLER): WorkQueueObserver {
+    const labels = { name, controller: name };
+    this.now = now;
+    // controller-runtime's workqueue provider creates every series with the queue.
+    this.queueDepth.set(labels, 0);
+    this.queueAdds.inc(labels, 0);
+    this.queueRetries.inc(labels, 0);
+    this.queueDuration.zero(labels);
+    this.workDuration.zero(labels);
     return {
-      depth: (n) => this.queueDepth.set({ name }, n),
-      added: () => this.queueAdds.inc({ name }),
-      retried: () => this.queueRetries.inc({ name }),
+      depth: (n) => this.queueDepth.set(labels, n),
+      added: (key, at) => {
+        this.queueAdds.inc(labels);
+        if (!this.addedAt.has(key)) this.addedAt.set(key, at);
+      },
+      got: (key, at) => {
+        const added = this.addedAt.get(key);
+        if (added !== undefined) this.queueDuration.observe(labels, (at - added) / 1000);
+        this.addedAt.delete(key);
+        this.processingSince.set(key, at);
+      },
+      finished: (key, at) => {
+        const since = this.processingSince.get(key);
+        if (since !== undefined) this.workDuration.observe(labels, (at - since) / 1000);
+        this.processingSince.delete(key);
+      },
+      retried: () => this.queueRetries.inc(labels),
     };
   }
 
@@ -146,8 +248,26 @@ export class ControllerMetrics {
     };
   }
 
-  observeRequest(info: { method: string; path: string; code: number }): void {
+  observeRequest(info: { method: string; path: string; code: number; host?: string }): void {
     this.apiRequests.inc({ verb: info.method, resource: resourceOfPath(info.path), code: String(info.code) });
+    // client-go counts a request that got no answer as code "<error>"; a watch is a GET.
+    this.restClientRequests.inc({
+      code: info.code === 0 ? '<error>' : String(info.code),
+      host: info.host ?? '',
+      method: info.method === 'WATCH' ? 'GET' : info.method,
+    });
+  }
+
+  /**
+   * The controller's series at zero from the start, as controller-runtime's initMetrics makes them,
+   * so dashboards and alerts see the controller before its first reconcile or error.
+   */
+  setWorkers(workers: number): void {
+    this.maxConcurrentReconciles.set({ controller: CONTROLLER }, workers);
+    for (const result of ['error', 'requeue_after', 'requeue', 'success']) {
+      this.reconcileTotal.inc({ controller: CONTROLLER, result }, 0);
+    }
+    this.reconcileErrors.inc({ controller: CONTROLLER }, 0);
   }
 
   reconciled(result: 'success' | 'error' | 'requeue_after', seconds: number): void {

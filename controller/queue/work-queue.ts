@@ -1,10 +1,15 @@
 import type { Clock, TimerHandle } from '../../kube/clock.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 
-/** What the queue reports to metrics. */
+/** What the queue reports to metrics (client-go's workqueue metrics provider), with the queue's clock. */
 export interface WorkQueueObserver {
   depth(n: number): void;
-  added(): void;
+  /** `key` became due (it was not already); `now` in ms. */
+  added(key: string, now: number): void;
+  /** A worker took `key`. */
+  got(key: string, now: number): void;
+  /** The worker finished `key`. */
+  finished(key: string, now: number): void;
   retried(): void;
 }
 
@@ -44,7 +49,7 @@ export class WorkQueue {
     this.cancelWait(key);
     if (this.dirty.has(key)) return;
     this.dirty.add(key);
-    this.observer?.added();
+    this.observer?.added(key, this.clock.now());
     if (this.processing.has(key)) return;
     this.push(key);
   }
@@ -95,7 +100,7 @@ export class WorkQueue {
 
   /** Marks `key` finished; if it changed while processing, it goes back in the queue. */
   done(key: string): void {
-    this.processing.delete(key);
+    if (this.processing.delete(key)) this.observer?.finished(key, this.clock.now());
     if (this.dirty.has(key)) this.push(key);
     if (this.processing.size === 0) {
       const waiters = this.drained;
@@ -144,6 +149,7 @@ export class WorkQueue {
     if (getter && !this.shuttingDown) {
       this.dirty.delete(key);
       this.processing.add(key);
+      this.observer?.got(key, this.clock.now());
       getter(key);
       return;
     }
@@ -161,6 +167,7 @@ export class WorkQueue {
     this.dirty.delete(key);
     this.processing.add(key);
     this.observer?.depth(this.len());
+    this.observer?.got(key, this.clock.now());
     return key;
   }
 }

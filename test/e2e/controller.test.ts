@@ -8,6 +8,7 @@ import { buildCrd, CRD_NAME, FINALIZER } from '../../api/index.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import type { NodeSimulator } from '../../devenv/node-simulator.ts';
+import { CONTROLLER_RUNTIME_DASHBOARD, samples } from '../fixtures/controller-runtime-dashboard.ts';
 import { ApiProxy } from '../support/controller-api-proxy.ts';
 import { applyControllerRbac, ControllerProcess, credentialsVia } from '../support/controller-harness.ts';
 import { testCluster } from '../support/shared.ts';
@@ -565,6 +566,24 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
       async () => (await getSite('theta')) === undefined,
       60_000,
     );
+  });
+
+  it('the stock controller-runtime dashboards find every series they query, labelled as they group it', async () => {
+    const exposed = samples(await leader.metricsText());
+    const missing = CONTROLLER_RUNTIME_DASHBOARD.filter(
+      (q) => !exposed.some((s) => s.metric === q.metric && q.labels.every((label) => label in s.labels)),
+    ).map((q) => `${q.panel}: ${q.expr}`);
+    expect(missing).to.deep.equal([]);
+    // Work-queue series carry both labels, as controller-runtime's do, and the API requests host and code.
+    const depth = exposed.find((s) => s.metric === 'workqueue_depth');
+    expect(depth?.labels).to.include({ name: 'staticsite', controller: 'staticsite' });
+    const rest = exposed.filter((s) => s.metric === 'rest_client_requests_total');
+    expect(
+      rest.some((s) => s.labels.method === 'GET' && s.labels.code === '200' && /:\d+$/.test(s.labels.host ?? '')),
+    ).to.equal(true);
+    expect(rest.some((s) => s.labels.method === 'PUT')).to.equal(true);
+    const retries = exposed.find((s) => s.metric === 'workqueue_retries_total');
+    expect(retries).to.not.equal(undefined);
   });
 
   it('deletion while the controller is stopped waits; on restart the record goes, the finalizer goes, the GC removes the children', async () => {

@@ -3,6 +3,8 @@ import { EchoFilter } from '../../controller/echo-filter.ts';
 import { ApiEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { ControllerMetrics, resourceOfPath } from '../../controller/observability/metrics.ts';
+import { ItemExponentialFailureRateLimiter } from '../../controller/queue/rate-limiter.ts';
+import { WorkQueue } from '../../controller/queue/work-queue.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { PING, ProbesServer } from '../../kube/probes-server.ts';
 import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
@@ -16,6 +18,62 @@ describe('controller: metrics and probes', () => {
       'staticsites/status',
     );
     expect(resourceOfPath('/apis/staticsite.dev/v1/staticsites')).to.equal('staticsites');
+  });
+
+  it('times the work queue as client-go does: in queue until taken, in work until done, unfinished while taken', async () => {
+    const clock = new ManualClock();
+    const metrics = new ControllerMetrics();
+    const queue = new WorkQueue(
+      clock,
+      new ItemExponentialFailureRateLimiter(5, 1000),
+      metrics.queueObserver(() => clock.now()),
+    );
+    metrics.setWorkers(4);
+    /** A sample by its exposed name (a histogram's _bucket, _sum and _count included) and labels. */
+    const value = async (name: string, labels: Record<string, string> = {}) => {
+      const base = name.replace(/_(bucket|sum|count)$/, '');
+      const metric = metrics.registry.getSingleMetric(name) ?? metrics.registry.getSingleMetric(base);
+      return (await metric?.get())?.values.find(
+        (v) =>
+          ((v as { metricName?: string }).metricName ?? base) === name &&
+          Object.entries(labels).every(([k, l]) => String(v.labels[k]) === l),
+      )?.value;
+    };
+    const labels = { name: 'staticsite', controller: 'staticsite' };
+    queue.add('web/a');
+    await clock.advance(2000);
+    const key = await queue.get();
+    await clock.advance(3000);
+    expect(await value('workqueue_unfinished_work_seconds', labels)).to.equal(3);
+    expect(await value('workqueue_longest_running_processor_seconds', labels)).to.equal(3);
+    expect(await value('controller_runtime_active_workers', { controller: 'staticsite' })).to.equal(1);
+    expect(await value('controller_runtime_max_concurrent_reconciles', { controller: 'staticsite' })).to.equal(4);
+    queue.done(key ?? '');
+    expect(await value('workqueue_unfinished_work_seconds', labels)).to.equal(0);
+    expect(await value('workqueue_queue_duration_seconds_sum', labels)).to.equal(2);
+    expect(await value('workqueue_work_duration_seconds_sum', labels)).to.equal(3);
+    // Buckets are prometheus.ExponentialBuckets(10e-9, 10, 12): 1e-8 ... 1000.
+    expect(await value('workqueue_work_duration_seconds_bucket', { ...labels, le: '1' })).to.equal(0);
+    expect(await value('workqueue_work_duration_seconds_bucket', { ...labels, le: '10' })).to.equal(1);
+    expect(await value('workqueue_work_duration_seconds_bucket', { ...labels, le: '1e-8' })).to.equal(0);
+    expect(await value('workqueue_adds_total', labels)).to.equal(1);
+    expect(await value('controller_runtime_reconcile_total', { result: 'requeue' })).to.equal(0);
+  });
+
+  it('counts API requests as client-go rest_client_requests_total does: code, host, method', async () => {
+    const metrics = new ControllerMetrics();
+    metrics.observeRequest({ method: 'WATCH', path: '/api/v1/configmaps', code: 200, host: '10.96.0.1:443' });
+    metrics.observeRequest({
+      method: 'PUT',
+      path: '/api/v1/namespaces/a/configmaps/b',
+      code: 0,
+      host: '10.96.0.1:443',
+    });
+    const values = (await metrics.registry.getSingleMetric('rest_client_requests_total')?.get())?.values ?? [];
+    expect(values.map((v) => v.labels)).to.deep.equal([
+      { code: '200', host: '10.96.0.1:443', method: 'GET' },
+      { code: '<error>', host: '10.96.0.1:443', method: 'PUT' },
+    ]);
   });
 
   it('serves /healthz, /readyz and /metrics with informer ages and leader status', async () => {

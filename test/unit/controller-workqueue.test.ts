@@ -162,17 +162,31 @@ describe('controller: work queue', () => {
     expect(drained).to.equal(true);
   });
 
-  it('reports depth, adds and retries to its observer', async () => {
-    const seen = { depth: [] as number[], added: 0, retried: 0 };
+  it('reports depth, adds, takes, finishes and retries to its observer, with its clock', async () => {
+    const seen = { depth: [] as number[], events: [] as string[], retried: 0 };
     const q = new WorkQueue(clock, new ItemExponentialFailureRateLimiter(5, 1000), {
       depth: (n) => seen.depth.push(n),
-      added: () => seen.added++,
+      added: (key, at) => seen.events.push(`added ${key} ${at}`),
+      got: (key, at) => seen.events.push(`got ${key} ${at}`),
+      finished: (key, at) => seen.events.push(`finished ${key} ${at}`),
       retried: () => seen.retried++,
     });
+    const start = clock.now();
     q.add('a');
     q.add('b');
-    await q.get();
+    q.add('a'); // already due: not an add
+    await clock.advance(10);
+    const key = await q.get();
+    await clock.advance(5);
+    q.done(key ?? '');
     q.addRateLimited('a');
-    expect(seen).to.deep.equal({ depth: [1, 2, 1], added: 2, retried: 1 });
+    expect(seen.depth).to.deep.equal([1, 2, 1]);
+    expect(seen.retried).to.equal(1);
+    expect(seen.events).to.deep.equal([
+      `added a ${start}`,
+      `added b ${start}`,
+      `got a ${start + 10}`,
+      `finished a ${start + 15}`,
+    ]);
   });
 });
