@@ -100,6 +100,14 @@ describe('layout: dependencies point one way', () => {
     expect(cycles).to.deep.equal([]);
   });
 
+  it('LICENSE holds the license package.json names (Apache-2.0)', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string };
+    expect(manifest.license).to.equal('Apache-2.0');
+    const license = readFileSync(join(root, 'LICENSE'), 'utf8');
+    expect(license).to.match(/^\s*Apache License\s+Version 2\.0, January 2004\s+http:\/\/www\.apache\.org\/licenses\//);
+    expect(license).to.include('END OF TERMS AND CONDITIONS');
+  });
+
   it('the image copies the sources as a whole, without tests (Dockerfile and .dockerignore)', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
