@@ -105,7 +105,7 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
     SecretStore,
     watch,
   } = await import('../certs/index.ts');
-  const { default: pino } = await import('pino');
+  const { createProcessLogger, logLevelProblem } = await import('../kube/process-logger.ts');
   const { Registry } = await import('prom-client');
   const deps = injected ?? (await defaultDeps());
   const caValidityDays = positiveInt('--ca-validity-days', values['ca-validity-days']);
@@ -117,8 +117,8 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   if (metricsPort !== undefined && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536)) {
     throw new UsageError(`--metrics-port must be a port number, got "${values['metrics-port']}"`);
   }
-  if (!pino.levels.values[values['log-level']])
-    throw new UsageError(`--log-level "${values['log-level']}" is not a level`);
+  const levelProblem = logLevelProblem(values['log-level']);
+  if (levelProblem) throw new UsageError(levelProblem);
 
   const config = defaultConfig(values.service, values.namespace, {
     extraSans: values.san,
@@ -141,7 +141,7 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
       ? new KubeBundleInjector(api as KubeApi, { webhookConfigs: values['webhook-config'], crds: values.crd })
       : undefined;
   const destination: DestinationStream = { write: (line: string) => io.stdout(line) };
-  const logger = pino({ level: values['log-level'], base: { component: 'certs' } }, destination);
+  const logger = createProcessLogger('staticsite-certs', values['log-level'], { destination });
   const registry = new Registry();
   const metrics = new CertsMetrics(registry);
   const bootstrapDeps = {

@@ -1,12 +1,14 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseArgs } from 'node:util';
 import { EXCLUDED_NAMESPACES } from '../api/index.ts';
 import { parseDuration } from '../controller/duration.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
+import { type LogContext, logLevelProblem } from '../kube/process-logger.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const controllerUsage =
-  'staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--site-image IMAGE] [--site-port 8080]';
+  'staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--site-image IMAGE] [--site-port 8080] [--log-level info]';
 
 /** `--exclude-namespaces a,b`: a comma-separated list; an empty value excludes nothing. */
 export function namespaceList(value: string): string[] {
@@ -86,6 +88,8 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
     strict: true,
     allowPositionals: false,
   });
+  const levelProblem = logLevelProblem(values['log-level']);
+  if (levelProblem) throw new UsageError(levelProblem);
   const options: ControllerProcessOptions = {
     kubeconfig: values.kubeconfig,
     namespace: values.namespace,
@@ -114,8 +118,9 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
   // other `staticsite` command should not pay.
   const { createLogger } = await import('../controller/observability/logger.ts');
   const { startController } = await import('../controller/process.ts');
-  const logger = createLogger(values['log-level']);
-  const running = await startController(options, logger);
+  const logContext: LogContext = new AsyncLocalStorage();
+  const logger = createLogger(values['log-level'], logContext);
+  const running = await startController(options, logger, logContext);
   const onSignal = (signal: string) => {
     logger.info({ signal }, 'shutting down');
     running.stop();

@@ -1,14 +1,14 @@
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
 import { parseDuration } from '../controller/duration.ts';
+import { createProcessLogger, logLevelProblem } from '../kube/process-logger.ts';
 import { startWebhookServer } from '../webhook/server.ts';
 import { CONNECTION_SETTINGS } from '../webhook/server-settings.ts';
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const webhookUsage =
-  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s]';
+  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s] [--log-level info]';
 
 function port(value: string, flag: string): number {
   const n = Number(value);
@@ -33,18 +33,21 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       'base-domain': { type: 'string', default: DEFAULT_BASE_DOMAIN },
       kubeconfig: { type: 'string' },
       'shutdown-delay': { type: 'string', default: `${CONNECTION_SETTINGS.shutdownDelayMs / 1000}s` },
+      'log-level': { type: 'string', default: 'info' },
     },
     strict: true,
     allowPositionals: false,
   });
   if (!values['cert-dir']) throw new UsageError('--cert-dir is required (a directory with tls.crt and tls.key)');
+  const levelProblem = logLevelProblem(values['log-level']);
+  if (levelProblem) throw new UsageError(levelProblem);
   let shutdownDelayMs: number;
   try {
     shutdownDelayMs = parseDuration(values['shutdown-delay']);
   } catch (error) {
     throw new UsageError(`--shutdown-delay: ${(error as Error).message}`);
   }
-  const logger = pino({ name: 'staticsite-webhook' });
+  const logger = createProcessLogger('staticsite-webhook', values['log-level']);
   let webhook: Awaited<ReturnType<typeof startWebhookServer>>;
   try {
     webhook = await startWebhookServer({

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../kube/api-error.ts';
 import type { Clock } from '../kube/clock.ts';
+import type { LogContext } from '../kube/process-logger.ts';
 import type { Logger } from './observability/logger.ts';
 import type { ControllerMetrics } from './observability/metrics.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './queue/rate-limiter.ts';
@@ -20,6 +22,8 @@ export interface ControllerDeps {
   logger: Logger;
   metrics: Pick<ControllerMetrics, 'queueObserver' | 'reconciled' | 'setWorkers'>;
   rateLimiter?: RateLimiter;
+  /** Each reconcile runs in this context with controller-runtime's fields: its log lines carry them. */
+  logContext?: LogContext;
 }
 
 export interface ControllerOptions {
@@ -85,6 +89,15 @@ export class Controller {
     this.queue.shutDown();
   }
 
+  /** controller-runtime's reconcile log fields: controller, namespace, name and a fresh reconcileID. */
+  private inContext<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const context = this.deps.logContext;
+    if (!context) return run();
+    const slash = key.indexOf('/');
+    const [namespace, name] = slash < 0 ? ['', key] : [key.slice(0, slash), key.slice(slash + 1)];
+    return context.run({ controller: 'staticsite', namespace, name, reconcileID: randomUUID() }, run);
+  }
+
   private async worker(active: AbortSignal): Promise<void> {
     const { clock, logger, metrics, reconciler } = this.deps;
     for (;;) {
@@ -92,7 +105,7 @@ export class Controller {
       if (key === undefined) return;
       const started = clock.now();
       try {
-        const result = await reconciler.reconcile(key, active);
+        const result = await this.inContext(key, () => reconciler.reconcile(key, active));
         this.queue.forget(key);
         if (result.requeueAfterMs !== undefined) {
           this.queue.addAfter(key, result.requeueAfterMs);

@@ -7,6 +7,7 @@ import { type Clock, sleep } from '../kube/clock.ts';
 import { Informer } from '../kube/informer.ts';
 import type { ConfigMap, Deployment, KubeObject, Lease, Service } from '../kube/objects.ts';
 import { type Check, PING } from '../kube/probes-server.ts';
+import type { LogContext } from '../kube/process-logger.ts';
 import { CONFIGMAPS, DEPLOYMENTS, LEASES, type ResourceType, SERVICES } from '../kube/resources.ts';
 import { CLAIM_SELECTOR, HostnameClaims } from './claims/hostname-claims.ts';
 import { Controller } from './controller.ts';
@@ -57,6 +58,7 @@ export interface ManagerDeps {
   records: RecordStore;
   events: EventRecorder;
   rateLimiter?: RateLimiter;
+  logContext?: LogContext;
 }
 
 /** How a run ended: stopped by the caller, or leadership lost (the process should exit and restart). */
@@ -131,7 +133,7 @@ export class ControllerManager {
       wrote: (kind, object) => this.handlers.wrote(kind, object),
     });
     this.controller = new Controller(
-      { reconciler, clock, logger, metrics, rateLimiter: deps.rateLimiter },
+      { reconciler, clock, logger, metrics, rateLimiter: deps.rateLimiter, logContext: deps.logContext },
       { workers: config.workers, shutdownGraceMs: config.shutdownGraceMs },
     );
     this.queue = this.controller.queue;

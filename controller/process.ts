@@ -3,6 +3,7 @@ import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
 import { loadClusterConfig } from '../kube/cluster-config.ts';
 import { ProbesServer } from '../kube/probes-server.ts';
+import type { LogContext } from '../kube/process-logger.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
 import { ControllerManager, type ManagerConfig, type RunEnd } from './manager.ts';
@@ -48,7 +49,11 @@ export interface RunningController {
 }
 
 /** Builds the whole controller process from options: API client, stores, manager and the probes server. */
-export async function startController(options: ControllerProcessOptions, logger: Logger): Promise<RunningController> {
+export async function startController(
+  options: ControllerProcessOptions,
+  logger: Logger,
+  logContext?: LogContext,
+): Promise<RunningController> {
   const clock = new SystemClock();
   const cluster = await loadClusterConfig(options.kubeconfig, { clock });
   const metrics = new ControllerMetrics({ processMetrics: true });
@@ -98,7 +103,7 @@ export async function startController(options: ControllerProcessOptions, logger:
     instance: identity ?? 'staticsite-controller',
   });
   const manager = new ControllerManager(
-    { api, clock, logger, metrics, records: new FileRecordStore(options.recordsDir), events },
+    { api, clock, logger, metrics, records: new FileRecordStore(options.recordsDir), events, logContext },
     config,
   );
   const probes = new ProbesServer({

@@ -1,10 +1,11 @@
 import { type Logger, pino } from 'pino';
+import { createProcessLogger, type LogContext } from '../../kube/process-logger.ts';
 
 export type { Logger } from 'pino';
 
-/** Structured JSON logs on stdout; `silent` for tests. */
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({ level, base: { component: 'staticsite-controller' } });
+/** The controller's JSON log on stdout (kube/process-logger.ts); a reconcile's lines carry its ID. */
+export function createLogger(level = process.env.LOG_LEVEL ?? 'info', context?: LogContext): Logger {
+  return createProcessLogger('staticsite-controller', level, { context });
 }
 
 export function silentLogger(): Logger {

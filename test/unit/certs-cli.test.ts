@@ -49,7 +49,7 @@ describe('cli: staticsite certs bootstrap', () => {
     expect(first.stderr).to.equal('');
     expect(first.code).to.equal(0);
     const done = logLines(first.stdout).find((l) => l.event === 'bootstrap-done');
-    expect(done).to.include({ changed: true, component: 'certs', level: 30 });
+    expect(done).to.include({ changed: true, component: 'staticsite-certs', level: 'info' });
     const leaf = new X509Certificate(await readFile(join(dir, 'tls.crt')));
     expect(leaf.subjectAltName).to.equal(
       'DNS:web, DNS:web.apps, DNS:web.apps.svc, DNS:web.apps.svc.cluster.local, IP Address:127.0.0.1',
@@ -114,7 +114,7 @@ describe('cli: staticsite certs bootstrap', () => {
       (error: Error) => expect(error.message).to.include('Secret apps/web-tls has type "Opaque"'),
     );
     const failed = logLines(io.out.join('')).find((l) => l.event === 'bootstrap-failed');
-    expect(failed).to.include({ level: 50, code: 'WrongSecretType' });
+    expect(failed).to.include({ level: 'error', code: 'WrongSecretType' });
     expect(failed?.err).to.include('Secret apps/web-tls has type "Opaque"');
   });
 

@@ -22,12 +22,28 @@ describe('controller: CLI', () => {
     expect(out.stdout).to.match(/^ {2}controller +run the StaticSite controller$/m);
   });
 
+  it('takes --log-level as one of the level words, and refuses anything else before touching any cluster', async () => {
+    for (const command of ['controller', 'webhook', 'certs']) {
+      const { out, io: cio } = io();
+      const args =
+        command === 'webhook'
+          ? ['--cert-dir', '/nowhere']
+          : command === 'certs'
+            ? ['bootstrap', '--service', 's', '--namespace', 'n', '--out-dir', '/nowhere']
+            : [];
+      expect(await run([command, ...args, '--log-level', 'loud'], cio), command).to.equal(2);
+      expect(out.stderr.split('\n')[0], command).to.equal(
+        `staticsite ${command}: --log-level must be one of trace, debug, info, warn, error, fatal, silent, not "loud"`,
+      );
+    }
+  });
+
   it('rejects a bad flag value with exit code 2 and the usage line, before touching any cluster', async () => {
     const { out, io: cio } = io();
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
       'staticsite controller: --workers must be a non-negative integer, got "many"\n' +
-        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--site-image IMAGE] [--site-port 8080]\n',
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--site-image IMAGE] [--site-port 8080] [--log-level info]\n',
     );
   });
 

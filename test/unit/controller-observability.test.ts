@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { expect } from 'chai';
+import { Controller } from '../../controller/controller.ts';
 import { EchoFilter } from '../../controller/echo-filter.ts';
 import { ApiEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
@@ -7,6 +9,7 @@ import { ItemExponentialFailureRateLimiter } from '../../controller/queue/rate-l
 import { WorkQueue } from '../../controller/queue/work-queue.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { PING, ProbesServer } from '../../kube/probes-server.ts';
+import { createProcessLogger, type LogContext } from '../../kube/process-logger.ts';
 import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
 
 describe('controller: metrics and probes', () => {
@@ -74,6 +77,51 @@ describe('controller: metrics and probes', () => {
       { code: '200', host: '10.96.0.1:443', method: 'GET' },
       { code: '<error>', host: '10.96.0.1:443', method: 'PUT' },
     ]);
+  });
+
+  it('logs with level words, the component, and per reconcile controller-runtime fields with its own reconcileID', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const destination = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
+    const context: LogContext = new AsyncLocalStorage();
+    const logger = createProcessLogger('staticsite-controller', 'info', { destination, context });
+    const clock = new ManualClock();
+    const reconciler = {
+      reconcile: async (key: string) => {
+        logger.info({ key }, 'reconciling');
+        await new Promise((resolve) => setImmediate(resolve));
+        logger.warn('still in the same reconcile');
+        return {};
+      },
+    };
+    const controller = new Controller(
+      { reconciler, clock, logger, metrics: new ControllerMetrics(), logContext: context },
+      { workers: 2, shutdownGraceMs: 100 },
+    );
+    const stop = new AbortController();
+    const running = controller.run(stop.signal);
+    controller.queue.add('web/a');
+    controller.queue.add('web/b');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    stop.abort();
+    await clock.advance(100);
+    await running;
+    logger.info('outside any reconcile');
+    expect(lines).to.have.length(5);
+    for (const line of lines) {
+      expect(line.component).to.equal('staticsite-controller');
+      expect(line.time).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    }
+    const ofSite = (name: string) => lines.filter((l) => l.name === name);
+    for (const name of ['a', 'b']) {
+      expect(ofSite(name).map((l) => l.level)).to.deep.equal(['info', 'warn']);
+      expect(ofSite(name)[0]).to.include({ controller: 'staticsite', namespace: 'web', name });
+      expect(ofSite(name)[0]?.reconcileID).to.match(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
+      expect(ofSite(name)[1]?.reconcileID).to.equal(ofSite(name)[0]?.reconcileID);
+    }
+    expect(ofSite('a')[0]?.reconcileID).to.not.equal(ofSite('b')[0]?.reconcileID);
+    expect(lines.at(-1)).to.not.have.property('reconcileID');
   });
 
   it('serves /healthz, /readyz and /metrics with informer ages and leader status', async () => {
