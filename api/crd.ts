@@ -69,6 +69,13 @@ const PRINTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns
   { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Ready pods' },
   { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+  {
+    name: 'Progressing',
+    type: 'string',
+    jsonPath: '.status.conditions[?(@.type=="Progressing")].status',
+    priority: 1,
+  },
+  { name: 'Degraded', type: 'string', jsonPath: '.status.conditions[?(@.type=="Degraded")].status', priority: 1 },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ];
 

@@ -86,7 +86,8 @@ const statusSchema: JSONSchemaProps = {
     },
     conditions: {
       type: 'array',
-      description: 'Ready, plus Progressing and Degraded where they apply.',
+      description:
+        'Ready: the site serves this generation. Progressing: its rollout is under way (False once done or stuck). Degraded: something stops it from converging (reason and message say what).',
       items: conditionSchema,
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],

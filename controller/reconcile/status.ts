@@ -3,6 +3,11 @@ import { jsonEqual } from '../../crd/apimachinery/json-value.ts';
 import type { Deployment } from '../../kube/objects.ts';
 
 export const READY = 'Ready';
+export const PROGRESSING = 'Progressing';
+export const DEGRADED = 'Degraded';
+
+/** The Ready reasons of a rollout under way: the site is Progressing, not Degraded. */
+const IN_PROGRESS: ReadonlySet<ReadyReason> = new Set(['RollingOut', 'PodsNotReady']);
 
 /** Why a site is or is not Ready. */
 export type ReadyReason =
@@ -87,8 +92,11 @@ export interface StatusInput {
 /**
  * The status the site should have. `observedGeneration` advances to `metadata.generation` only
  * once that generation is fully converged (Ready=True); until then it keeps its previous value, so
- * `generation > observedGeneration` means "this spec is not live yet". lastTransitionTime changes
- * only when the Ready status flips.
+ * `generation > observedGeneration` means "this spec is not live yet". Each condition's
+ * lastTransitionTime changes only when its status flips. The conditions: Ready (the site serves
+ * this generation), Progressing (its rollout is under way) and Degraded (something stops it:
+ * ProgressDeadlineExceeded, a child or record failure, a hostname conflict), as docs/controller.md
+ * describes them.
  */
 export function desiredStatus({ site, deployment, problem, url, now }: StatusInput): StaticSiteStatus {
   const generation = site.metadata.generation ?? 0;
@@ -97,25 +105,35 @@ export function desiredStatus({ site, deployment, problem, url, now }: StatusInp
     (deployment
       ? deploymentReadiness(deployment)
       : { status: 'False', reason: 'RollingOut', message: 'Waiting for the deployment to be created...' });
-  const previous = site.status?.conditions?.find((c) => c.type === READY);
-  const ready: Condition = {
-    type: READY,
-    status: readiness.status,
-    observedGeneration: generation,
-    lastTransitionTime:
-      previous && previous.status === readiness.status && previous.lastTransitionTime
-        ? previous.lastTransitionTime
-        : now,
-    reason: readiness.reason,
-    message: readiness.message,
+  const condition = (type: string, status: ConditionStatus, reason: string, message: string): Condition => {
+    const previous = site.status?.conditions?.find((c) => c.type === type);
+    return {
+      type,
+      status,
+      observedGeneration: generation,
+      lastTransitionTime:
+        previous && previous.status === status && previous.lastTransitionTime ? previous.lastTransitionTime : now,
+      reason,
+      message,
+    };
   };
+  const inProgress = IN_PROGRESS.has(readiness.reason);
+  const degraded = readiness.status === 'False' && !inProgress;
   const status: StaticSiteStatus = {};
   const previousObserved = site.status?.observedGeneration;
   if (readiness.status === 'True') status.observedGeneration = generation;
   else if (previousObserved !== undefined) status.observedGeneration = Math.min(previousObserved, generation);
   status.readyReplicas = deployment?.status?.readyReplicas ?? 0;
   status.url = url;
-  status.conditions = [ready];
+  status.conditions = [
+    condition(READY, readiness.status, readiness.reason, readiness.message),
+    // Progressing: this generation's rollout is under way; False once it is done or stuck, with why.
+    condition(PROGRESSING, inProgress ? 'True' : 'False', readiness.reason, readiness.message),
+    // Degraded: something stops the site from converging (a stuck rollout, a child or record failure).
+    degraded
+      ? condition(DEGRADED, 'True', readiness.reason, readiness.message)
+      : condition(DEGRADED, 'False', 'AsExpected', ''),
+  ];
   return status;
 }
 

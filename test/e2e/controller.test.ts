@@ -264,6 +264,24 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
     const kubectl = await cp.kubectl(['rollout', 'status', '--watch=false', 'deployment/alpha', '-n', NS]);
     expect(ready(s)?.message).to.equal(kubectl.stdout.trim());
     expect(ready(s)?.reason).to.equal('Available');
+    // Progressing and Degraded, and the CRD's printer columns as the real kubectl prints them.
+    const wide = await cp.kubectl(['get', 'staticsite', 'alpha', '-n', NS, '-o', 'wide', '--no-headers']);
+    expect(wide.stdout.trim().split(/\s+/).slice(0, 7)).to.deep.equal([
+      'alpha',
+      '2',
+      '2',
+      'True',
+      'Available',
+      'False',
+      'False',
+    ]);
+    const condition = (type: string) => s.status?.conditions?.find((c) => c.type === type);
+    expect(condition('Progressing')).to.include({
+      status: 'False',
+      reason: 'Available',
+      observedGeneration: s.metadata.generation,
+    });
+    expect(condition('Degraded')).to.include({ status: 'False', reason: 'AsExpected', message: '' });
     const events = await cp.kubectl([
       'get',
       'events',

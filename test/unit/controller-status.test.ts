@@ -109,7 +109,69 @@ describe('controller: desired status', () => {
           reason: 'Available',
           message: 'deployment "shop" successfully rolled out',
         },
+        {
+          type: 'Progressing',
+          status: 'False',
+          observedGeneration: 3,
+          lastTransitionTime: T1,
+          reason: 'Available',
+          message: 'deployment "shop" successfully rolled out',
+        },
+        {
+          type: 'Degraded',
+          status: 'False',
+          observedGeneration: 3,
+          // Degraded was False while rolling out too: it did not flip.
+          lastTransitionTime: T0,
+          reason: 'AsExpected',
+          message: '',
+        },
       ],
+    });
+  });
+
+  it('Progressing while the rollout is under way; Degraded, not Progressing, when something stops it', () => {
+    const conditions = (status: ReturnType<typeof desiredStatus>) =>
+      Object.fromEntries((status.conditions ?? []).map((c) => [c.type, `${c.status} ${c.reason}`]));
+    const rolling = desiredStatus({
+      site: site(1),
+      deployment: deployment(1, 2, { ...READY, availableReplicas: 1 }),
+      url,
+      now: T0,
+    });
+    expect(conditions(rolling)).to.deep.equal({
+      Ready: 'False PodsNotReady',
+      Progressing: 'True PodsNotReady',
+      Degraded: 'False AsExpected',
+    });
+    const stuck = desiredStatus({
+      site: site(1, rolling),
+      deployment: deployment(1, 2, {
+        ...READY,
+        availableReplicas: 0,
+        conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
+      }),
+      url,
+      now: T1,
+    });
+    expect(conditions(stuck)).to.deep.equal({
+      Ready: 'False ProgressDeadlineExceeded',
+      Progressing: 'False ProgressDeadlineExceeded',
+      Degraded: 'True ProgressDeadlineExceeded',
+    });
+    const flipped = Object.fromEntries((stuck.conditions ?? []).map((c) => [c.type, c.lastTransitionTime]));
+    expect(flipped).to.deep.equal({ Ready: T0, Progressing: T1, Degraded: T1 });
+    const failed = desiredStatus({
+      site: site(1),
+      deployment: deployment(1, 2, READY),
+      problem: { status: 'False', reason: 'RecordFailed', message: 'publishing the record failed: EACCES' },
+      url,
+      now: T0,
+    });
+    expect(failed.conditions?.find((c) => c.type === 'Degraded')).to.include({
+      status: 'True',
+      reason: 'RecordFailed',
+      message: 'publishing the record failed: EACCES',
     });
   });
 

@@ -32,6 +32,8 @@ describe('api: the StaticSite CRD', () => {
         'Ready',
         'Status',
         'Reason',
+        'Progressing',
+        'Degraded',
         'Age',
       ]);
     }
