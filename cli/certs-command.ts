@@ -3,11 +3,13 @@ import type { DestinationStream } from 'pino';
 import type { CertStore } from '../certs/index.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import type { Clock } from '../kube/clock.ts';
+import { OBSERVABILITY_OPTIONS, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const certsUsage =
   'staticsite certs bootstrap --service NAME --namespace NS [--san X]... (--out-dir DIR | --secret NAME [--ca-secret NAME]) ' +
-  '[--webhook-config [mutating/|validating/]NAME]... [--crd NAME]... [--kubeconfig F] [--watch [--check-interval 10m] [--metrics-port N]] ' +
+  '[--webhook-config [mutating/|validating/]NAME]... [--crd NAME]... [--kubeconfig F] [--watch [--check-interval 10m] [--metrics-port N] ' +
+  '[--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT]] ' +
   '[--ca-validity-days N] [--serving-validity-days N] [--ca-overlap 90d] [--rotate-ca] [--renew] [--log-level info]';
 
 /** What the command needs from the outside world; tests replace any of it. */
@@ -77,6 +79,7 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
       watch: { type: 'boolean', default: false },
       'check-interval': { type: 'string' },
       'metrics-port': { type: 'string' },
+      ...OBSERVABILITY_OPTIONS,
       'ca-validity-days': { type: 'string' },
       'serving-validity-days': { type: 'string' },
       'ca-overlap': { type: 'string' },
@@ -91,8 +94,11 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   if (!values.namespace) throw new UsageError('--namespace is required');
   if (!values['out-dir'] === !values.secret) throw new UsageError('exactly one of --out-dir and --secret is required');
   if (values['ca-secret'] && !values.secret) throw new UsageError('--ca-secret needs --secret');
-  if (!values.watch && (values['check-interval'] || values['metrics-port'])) {
-    throw new UsageError('--check-interval and --metrics-port need --watch');
+  const served = values['metrics-port'] ?? values['metrics-bind-address'] ?? values['health-probe-bind-address'];
+  if (!values.watch && (values['check-interval'] || served !== undefined)) {
+    throw new UsageError(
+      '--check-interval, --metrics-port, --metrics-bind-address and --health-probe-bind-address need --watch',
+    );
   }
   const {
     bootstrap,
@@ -173,12 +179,15 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   const signal = deps.signal ?? processSignal();
   const status = new PassStatus();
   let server: { close(): Promise<void> } | undefined;
-  if (metricsPort !== undefined) {
-    const { ProbesServer } = await import('../kube/probes-server.ts');
-    const probes = new ProbesServer({ ready: [status], registry, logger });
-    const port = await probes.listen(metricsPort);
-    server = probes;
-    logger.info({ event: 'status-listening', port }, 'serving /metrics, /healthz, /livez and /readyz');
+  if (served !== undefined) {
+    const { startObservabilityServers } = await import('../kube/probes-server.ts');
+    const addresses = observabilityAddresses(values, { port: metricsPort ?? 8080 });
+    const servers = await startObservabilityServers({ ready: [status], registry, logger }, addresses);
+    server = servers;
+    logger.info(
+      { event: 'status-listening', port: servers.metricsPort, probePort: servers.probePort },
+      'serving /metrics, /healthz, /livez and /readyz',
+    );
   }
   try {
     await watch(

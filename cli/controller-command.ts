@@ -5,10 +5,10 @@ import { parseDuration } from '../controller/duration.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
 import { type LogContext, logLevelProblem } from '../kube/process-logger.ts';
+import { OBSERVABILITY_OPTIONS, OBSERVABILITY_USAGE, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
-export const controllerUsage =
-  'staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--site-image IMAGE] [--site-port 8080] [--log-level info]';
+export const controllerUsage = `staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] ${OBSERVABILITY_USAGE} [--site-image IMAGE] [--site-port 8080] [--log-level info]`;
 
 /** `--exclude-namespaces a,b`: a comma-separated list; an empty value excludes nothing. */
 export function namespaceList(value: string): string[] {
@@ -71,7 +71,7 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
       'leader-elect-renew-deadline': { type: 'string', default: '10s' },
       'leader-elect-retry-period': { type: 'string', default: '2s' },
       'metrics-port': { type: 'string', default: '8081' },
-      'metrics-bind-address': { type: 'string', default: '0.0.0.0' },
+      ...OBSERVABILITY_OPTIONS,
       'base-domain': { type: 'string', default: 'sites.staticsite.dev' },
       'site-image': { type: 'string' },
       'site-port': { type: 'string', default: String(DEFAULT_SITE_PORT) },
@@ -102,8 +102,10 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
     leaseDurationMs: duration('leader-elect-lease-duration', values['leader-elect-lease-duration']),
     renewDeadlineMs: duration('leader-elect-renew-deadline', values['leader-elect-renew-deadline']),
     retryPeriodMs: duration('leader-elect-retry-period', values['leader-elect-retry-period']),
-    metricsPort: positiveInt('metrics-port', values['metrics-port']),
-    metricsBindAddress: values['metrics-bind-address'],
+    observability: observabilityAddresses(values, {
+      host: '0.0.0.0',
+      port: positiveInt('metrics-port', values['metrics-port']),
+    }),
     baseDomain: values['base-domain'],
     image: siteImage(values['site-image'], values.image),
     sitePort: port('site-port', values['site-port']),

@@ -5,10 +5,11 @@ import { createProcessLogger, logLevelProblem } from '../kube/process-logger.ts'
 import { startWebhookServer } from '../webhook/server.ts';
 import { CONNECTION_SETTINGS } from '../webhook/server-settings.ts';
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
+import { OBSERVABILITY_OPTIONS, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const webhookUsage =
-  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s] [--log-level info]';
+  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s] [--log-level info]';
 
 function port(value: string, flag: string): number {
   const n = Number(value);
@@ -34,6 +35,7 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       kubeconfig: { type: 'string' },
       'shutdown-delay': { type: 'string', default: `${CONNECTION_SETTINGS.shutdownDelayMs / 1000}s` },
       'log-level': { type: 'string', default: 'info' },
+      ...OBSERVABILITY_OPTIONS,
     },
     strict: true,
     allowPositionals: false,
@@ -54,6 +56,10 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       certDir: values['cert-dir'],
       port: port(values.port, '--port'),
       metricsPort: port(values['metrics-port'], '--metrics-port'),
+      observability: observabilityAddresses(values, {
+        host: values.host,
+        port: port(values['metrics-port'], '--metrics-port'),
+      }),
       host: values.host,
       baseDomain: values['base-domain'],
       shutdownDelayMs,

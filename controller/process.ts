@@ -2,7 +2,7 @@ import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
 import { loadClusterConfig } from '../kube/cluster-config.ts';
-import { ProbesServer } from '../kube/probes-server.ts';
+import { type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
@@ -26,8 +26,8 @@ export interface ControllerProcessOptions {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
-  metricsPort: number;
-  metricsBindAddress: string;
+  /** Where /metrics (with the probes) and, optionally, the probes alone are served. */
+  observability: ObservabilityAddresses;
   baseDomain: string;
   /** The site container's image and the port it serves on. */
   image: string;
@@ -42,7 +42,8 @@ export interface ControllerProcessOptions {
 
 export interface RunningController {
   manager: ControllerManager;
-  metricsPort: number;
+  metricsPort?: number;
+  probePort?: number;
   /** Resolves when the controller has stopped and everything is closed. */
   done: Promise<RunEnd>;
   stop(): void;
@@ -106,13 +107,11 @@ export async function startController(
     { api, clock, logger, metrics, records: new FileRecordStore(options.recordsDir), events, logContext },
     config,
   );
-  const probes = new ProbesServer({
-    live: manager.liveness(),
-    ready: manager.readiness(),
-    registry: metrics.registry,
-    logger,
-  });
-  const metricsPort = await probes.listen(options.metricsPort, options.metricsBindAddress);
+  const servers = await startObservabilityServers(
+    { live: manager.liveness(), ready: manager.readiness(), registry: metrics.registry, logger },
+    options.observability,
+  );
+  const { metricsPort, probePort } = servers;
   logger.info(
     {
       namespace: options.namespace || '(all)',
@@ -122,6 +121,7 @@ export async function startController(
       leaderElect: options.leaderElect,
       identity: manager.identity,
       metricsPort,
+      probePort,
     },
     'staticsite controller starting',
   );
@@ -131,10 +131,10 @@ export async function startController(
       return await manager.run(stopper.signal);
     } finally {
       await events.flush();
-      await probes.close();
+      await servers.close();
       transport.close();
       eventTransport.close();
     }
   })();
-  return { manager, metricsPort, done, stop: () => stopper.abort() };
+  return { manager, metricsPort, probePort, done, stop: () => stopper.abort() };
 }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { BindAddress } from './bind-address.ts';
 
 /**
  * What one check found: ok, or the reason it fails. As the API server does, the HTTP answer
@@ -122,8 +123,8 @@ export class Probes {
 }
 
 export interface ProbesServerOptions extends ProbeChecks {
-  /** What `/metrics` serves. */
-  registry: Registry;
+  /** What `/metrics` serves; none: a probes-only server (`--health-probe-bind-address`), /metrics is 404. */
+  registry?: Registry;
   logger?: ProbeLogger & Pick<Logger, 'error'>;
 }
 
@@ -135,7 +136,7 @@ export interface ProbesServerOptions extends ProbeChecks {
 export class ProbesServer {
   readonly probes: Probes;
   private readonly server: Server;
-  private readonly registry: Registry;
+  private readonly registry: Registry | undefined;
   private readonly logger: ProbesServerOptions['logger'];
 
   constructor(options: ProbesServerOptions) {
@@ -161,9 +162,10 @@ export class ProbesServer {
     }
     if (answer) {
       res.writeHead(answer.status, answer.headers).end(answer.body);
-    } else if (new URL(url, 'http://probe').pathname === '/metrics') {
-      this.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(text),
+    } else if (this.registry && new URL(url, 'http://probe').pathname === '/metrics') {
+      const registry = this.registry;
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
         (error: unknown) => res.writeHead(500, HEADERS).end(`${String(error)}\n`),
       );
     } else {
@@ -188,4 +190,51 @@ export class ProbesServer {
       this.server.closeAllConnections();
     });
   }
+}
+
+/** Where the metrics (with the probes) and, optionally, the probes alone are served. */
+export interface ObservabilityAddresses {
+  metrics: BindAddress | 'off';
+  /** `--health-probe-bind-address`: the probes on a port of their own too. */
+  probes?: BindAddress;
+}
+
+export interface ObservabilityServers {
+  /** The metrics server's port, unless it is off. */
+  metricsPort?: number;
+  probePort?: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The metrics server (`/metrics` and the probes, as every process always served them) and, with a
+ * probe address, a probes-only server, as controller-runtime's manager serves
+ * `--metrics-bind-address` and `--health-probe-bind-address`.
+ */
+export async function startObservabilityServers(
+  options: ProbesServerOptions & { registry: Registry },
+  addresses: ObservabilityAddresses,
+): Promise<ObservabilityServers> {
+  const servers: ProbesServer[] = [];
+  const result: ObservabilityServers = {
+    close: async () => {
+      await Promise.all(servers.map((s) => s.close()));
+    },
+  };
+  try {
+    if (addresses.metrics !== 'off') {
+      const server = new ProbesServer(options);
+      servers.push(server);
+      result.metricsPort = await server.listen(addresses.metrics.port, addresses.metrics.host);
+    }
+    if (addresses.probes) {
+      const server = new ProbesServer({ ...options, registry: undefined });
+      servers.push(server);
+      result.probePort = await server.listen(addresses.probes.port, addresses.probes.host);
+    }
+  } catch (error) {
+    await result.close();
+    throw error;
+  }
+  return result;
 }

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { ProbesServer } from '../kube/probes-server.ts';
+import { type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { HostnameIndex } from './admission/hostname-index.ts';
 import { createMutator } from './admission/mutate.ts';
 import { SiteSchemas } from './admission/site-schemas.ts';
@@ -29,6 +29,8 @@ export interface WebhookServerOptions {
   port: number;
   metricsPort: number;
   host?: string;
+  /** Overrides metricsPort and host for /metrics, and may add a probes-only server (the CLI's flags). */
+  observability?: ObservabilityAddresses;
   baseDomain: string;
   logger: Logger;
   hostnames?: HostnameSource;
@@ -42,7 +44,9 @@ export interface WebhookServerOptions {
 
 export interface RunningWebhook {
   port: number;
+  /** The metrics server's port (0 when it is off). */
   metricsPort: number;
+  probePort?: number;
   metrics: WebhookMetrics;
   /** The /readyz checks (kube/probes-server.ts). */
   readiness: Readiness;
@@ -146,11 +150,15 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   });
 
   certificateProblem = () => reloader.problem;
-  const probes = new ProbesServer({ ready: readiness, registry: metrics.registry, logger });
 
   // Probes answer from the first moment (/readyz?verbose says what is missing); reviews are served
   // once the StaticSite cache has synced, so the unique-hostname rule never judges from an empty cache.
-  const metricsPort = await probes.listen(options.metricsPort, options.host);
+  const servers = await startObservabilityServers(
+    { ready: readiness, registry: metrics.registry, logger },
+    options.observability ?? { metrics: { host: options.host, port: options.metricsPort } },
+  );
+  const metricsPort = servers.metricsPort ?? 0;
+  const probePort = servers.probePort;
   if (hostnames) await hostnames.start();
   reloader.start();
   const port = await listen(server, options.port, options.host);
@@ -158,6 +166,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     {
       port,
       metricsPort,
+      probePort,
       certNotAfter: credentials.notAfter.toISOString(),
       crossObjectRule: hostnames ? 'on' : 'off (standalone: no kubeconfig and not in a cluster)',
     },
@@ -179,11 +188,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
       await closed;
       clearTimeout(grace);
-      await probes.close();
+      await servers.close();
       await hostnames?.stop();
       logger.info({}, 'webhook stopped');
     })();
     return closing;
   };
-  return { port, metricsPort, metrics, readiness, close };
+  return { port, metricsPort, probePort, metrics, readiness, close };
 }

@@ -93,7 +93,9 @@ describe('cli: staticsite certs bootstrap', () => {
       '--check-interval',
       '1h',
     );
-    expect(interval.stderr).to.include('--check-interval and --metrics-port need --watch');
+    expect(interval.stderr).to.include(
+      '--check-interval, --metrics-port, --metrics-bind-address and --health-probe-bind-address need --watch',
+    );
   });
 
   it('a failure rejects with the message naming the object (main prints it, exit 1)', async () => {
