@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
@@ -33,6 +34,43 @@ async function build(cp: ControlPlane, tree: string): Promise<K8sObject[]> {
   return parseAllDocuments(result.stdout).map((d) => d.toJS() as K8sObject);
 }
 
+/**
+ * `kubectl kustomize` of the older kubectl releases we support (1.30 and newer; ours is the control
+ * plane's): kubectl's own kustomize command built with each release's module graph from the Go
+ * module proxy by devenv/kustomize/build.sh into the cache. kubectl 1.31 and 1.32 embed kustomize
+ * v5.4.2 and v5.5.0, whose kyaml panicked on several `$patch: delete` documents in one patch file.
+ */
+const OLDER_KUBECTLS = [
+  { kubectl: '1.30', module: 'v0.30.14' },
+  { kubectl: '1.31', module: 'v0.31.14' },
+  { kubectl: '1.32', module: 'v0.32.10' },
+];
+
+function kustomizeBinary(module: string): string {
+  const out = execFileSync('bash', [`${repoRoot}devenv/kustomize/build.sh`, module], {
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `/usr/local/go/bin:${process.env.PATH ?? ''}` },
+  });
+  return out.trim().split('\n').pop() ?? '';
+}
+
+/** Objects as comparable text: kind, namespace and name, then the object, keys sorted. */
+function canonical(objects: K8sObject[]): string[] {
+  const sortKeys = (v: Json): Json =>
+    Array.isArray(v)
+      ? v.map(sortKeys)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sortKeys(v[k])]),
+          )
+        : v;
+  return objects
+    .map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name} ${JSON.stringify(sortKeys(o))}`)
+    .sort();
+}
+
 describe('e2e: the kustomize manifests', function () {
   this.timeout(120_000);
   let cp: ControlPlane;
@@ -42,6 +80,20 @@ describe('e2e: the kustomize manifests', function () {
     ({ controlPlane: cp } = await testCluster());
     for (const tree of TREES) built.set(tree, await build(cp, tree));
   });
+
+  for (const { kubectl, module } of OLDER_KUBECTLS) {
+    it(`every kustomization builds with kubectl ${kubectl}'s kustomize to the same objects as ours`, function () {
+      this.timeout(600_000); // the first run compiles it (about 35 s; cached afterwards)
+      const binary = kustomizeBinary(module);
+      for (const tree of TREES) {
+        const older = spawnSync(binary, [`${repoRoot}${tree}`], { encoding: 'utf8' });
+        expect(older.stderr, `kubectl ${kubectl} kustomize ${tree}`).to.equal('');
+        expect(older.status, tree).to.equal(0);
+        const objects = parseAllDocuments(older.stdout).map((d) => d.toJS() as K8sObject);
+        expect(canonical(objects), tree).to.deep.equal(canonical(built.get(tree) ?? []));
+      }
+    });
+  }
 
   it('`kubectl apply -k manifests` deploys the whole system', () => {
     const kinds = (built.get('manifests') ?? []).map((o) => `${o.kind}/${o.metadata.name}`);

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import type { StaticSiteV1 } from '../../api/index.ts';
 import { HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { LeaseElector } from '../../controller/leader/lease-elector.ts';
@@ -96,9 +96,9 @@ describe('controller: RBAC manifest', () => {
     );
     const patches = kustomization[0]?.patches ?? [];
     expect(patches.map((p) => p.patch ?? '').join('\n')).to.include(`value: --namespace=${role?.metadata.namespace}`);
-    const deleted = await yamlDocs<{ $patch: string; kind: string; metadata: { name: string } }>(
-      'manifests/overlays/single-namespace/delete-cluster-rbac.yaml',
-    );
+    const deleted = patches
+      .filter((p) => p.patch?.startsWith('$patch: delete'))
+      .map((p) => parse(p.patch ?? '') as { $patch: string; kind: string; metadata: { name: string } });
     expect(deleted.map((d) => `${d.$patch} ${d.kind}/${d.metadata.name}`)).to.deep.equal([
       'delete ClusterRole/staticsite-controller',
       'delete ClusterRoleBinding/staticsite-controller',
