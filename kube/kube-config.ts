@@ -35,15 +35,8 @@ export async function clientNodeClusterConfig(file: string | undefined, clock: C
   await authHeaders();
   return {
     server: cluster.server,
-    tls: {
-      ca: tls.ca,
-      cert: tls.cert,
-      key: tls.key,
-      pfx: tls.pfx,
-      passphrase: tls.passphrase,
-      servername: tls.servername,
-      ...(tls.rejectUnauthorized !== undefined && { rejectUnauthorized: tls.rejectUnauthorized }),
-    },
+    // The TLS fields of the options client-node filled in (the transport reads only those).
+    tls,
     authHeaders,
     namespace: kc.getContextObject(kc.getCurrentContext())?.namespace,
     source: file ? `kubeconfig ${file}` : 'kubeconfig ($KUBECONFIG)',

@@ -52,6 +52,35 @@ function claimsOn(server: FakeApiServer): HostnameClaims {
   });
 }
 
+/** The reconciler under test on the fake server, its children read from the server (never stale), and the site "shop" stored. */
+function reconcilerOn(
+  server: FakeApiServer,
+  extra: { records?: RecordStore; events?: MemoryEventRecorder; sites?: ChildLookup<StaticSiteV1> } = {},
+): SiteReconciler {
+  const reconciler = new SiteReconciler({
+    api: new KubeApi(server),
+    caches: {
+      ...(extra.sites && { sites: extra.sites }),
+      configMaps: lookup<ConfigMap>(server, CMS),
+      deployments: lookup<Deployment>(server, DEPLOYS),
+      services: lookup<Service>(server, SVCS),
+    },
+    records: extra.records ?? new MemoryRecords(),
+    claims: claimsOn(server),
+    events: extra.events ?? new MemoryEventRecorder(),
+    clock: new ManualClock(),
+    logger: silentLogger(),
+    config: { image: 'nginx:test', baseDomain: 'sites.test' },
+  });
+  server.seed<StaticSiteV1>(SITES, {
+    apiVersion: 'staticsite.dev/v1',
+    kind: 'StaticSite',
+    metadata: { name: 'shop', namespace: NS },
+    spec: { content: '<h1>shop</h1>', replicas: 2, tier: 'dev' },
+  });
+  return reconciler;
+}
+
 describe('controller: reconcile', () => {
   let server: FakeApiServer;
   let records: MemoryRecords;
@@ -63,26 +92,7 @@ describe('controller: reconcile', () => {
     server = new FakeApiServer();
     records = new MemoryRecords();
     events = new MemoryEventRecorder();
-    reconciler = new SiteReconciler({
-      api: new KubeApi(server),
-      caches: {
-        configMaps: lookup<ConfigMap>(server, CMS),
-        deployments: lookup<Deployment>(server, DEPLOYS),
-        services: lookup<Service>(server, SVCS),
-      },
-      records,
-      claims: claimsOn(server),
-      events,
-      clock: new ManualClock(),
-      logger: silentLogger(),
-      config: { image: 'nginx:test', baseDomain: 'sites.test' },
-    });
-    server.seed<StaticSiteV1>(SITES, {
-      apiVersion: 'staticsite.dev/v1',
-      kind: 'StaticSite',
-      metadata: { name: 'shop', namespace: NS },
-      spec: { content: '<h1>shop</h1>', replicas: 2, tier: 'dev' },
-    });
+    reconciler = reconcilerOn(server, { records, events });
   });
 
   const site = () => server.read<StaticSiteV1>(SITES, 'shop') as StaticSiteV1;
@@ -355,27 +365,7 @@ describe('controller: reconcile reads its site from the informer cache', () => {
   beforeEach(() => {
     server = new FakeApiServer();
     cached = undefined;
-    reconciler = new SiteReconciler({
-      api: new KubeApi(server),
-      caches: {
-        sites: { get: () => cached },
-        configMaps: lookup<ConfigMap>(server, CMS),
-        deployments: lookup<Deployment>(server, DEPLOYS),
-        services: lookup<Service>(server, SVCS),
-      },
-      records: new MemoryRecords(),
-      claims: claimsOn(server),
-      events: new MemoryEventRecorder(),
-      clock: new ManualClock(),
-      logger: silentLogger(),
-      config: { image: 'nginx:test', baseDomain: 'sites.test' },
-    });
-    server.seed<StaticSiteV1>(SITES, {
-      apiVersion: 'staticsite.dev/v1',
-      kind: 'StaticSite',
-      metadata: { name: 'shop', namespace: NS },
-      spec: { content: '<h1>shop</h1>', replicas: 2, tier: 'dev' },
-    });
+    reconciler = reconcilerOn(server, { sites: { get: () => cached } });
   });
 
   it('uses the cached site, asks the API server while the cache is behind its own write, and never changes the cache', async () => {
