@@ -492,6 +492,34 @@ for (const [adapter, create] of ADAPTERS) {
       });
     });
 
+    it("counts what controller-runtime's webhook metrics count: by webhook path and HTTP code, latency, in flight", async () => {
+      const { app, metrics } = setup(create);
+      expect(
+        await metricValue(metrics, 'controller_runtime_webhook_requests_total', { webhook: '/mutate', code: '500' }),
+      ).to.equal(0);
+      await request(app).post('/validate').send(fixture('admission/delete.json')).expect(200);
+      await request(app).post('/validate').set('content-type', 'text/plain').send('x').expect(415);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(
+        await metricValue(metrics, 'controller_runtime_webhook_requests_total', { webhook: '/validate', code: '200' }),
+      ).to.equal(1);
+      expect(
+        await metricValue(metrics, 'controller_runtime_webhook_requests_total', { webhook: '/validate', code: '415' }),
+      ).to.equal(1);
+      const latency = (await metrics.registry.getSingleMetric('controller_runtime_webhook_latency_seconds')?.get())
+        ?.values;
+      expect(
+        latency?.find(
+          (v) =>
+            (v as { metricName?: string }).metricName === 'controller_runtime_webhook_latency_seconds_count' &&
+            v.labels.webhook === '/validate',
+        )?.value,
+      ).to.equal(2);
+      expect(
+        await metricValue(metrics, 'controller_runtime_webhook_requests_in_flight', { webhook: '/validate' }),
+      ).to.equal(0);
+    });
+
     it('serves POST /validate with the ?timeout= query the API server adds, and answers GET with 404', async () => {
       const { app } = setup(create);
       const review = fixture('admission/delete.json');

@@ -32,6 +32,37 @@ export class WebhookMetrics {
     help: 'notAfter of the serving certificate in use, as a Unix timestamp.',
     registers: [this.registry],
   });
+  // controller-runtime's webhook metrics (pkg/webhook/internal/metrics), for its dashboards and
+  // alerts: labelled by the webhook's path, the code being the HTTP status.
+  readonly runtimeRequests = new Counter({
+    name: 'controller_runtime_webhook_requests_total',
+    help: 'Total number of admission requests by HTTP status code.',
+    labelNames: ['webhook', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly runtimeLatency = new Histogram({
+    name: 'controller_runtime_webhook_latency_seconds',
+    help: 'Histogram of the latency of processing admission requests',
+    labelNames: ['webhook'] as const,
+    // prometheus.ExponentialBuckets(10e-9, 10, 12)
+    buckets: Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1))),
+    registers: [this.registry],
+  });
+  readonly runtimeInFlight = new Gauge({
+    name: 'controller_runtime_webhook_requests_in_flight',
+    help: 'Current number of admission requests being served.',
+    labelNames: ['webhook'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    // As controller-runtime's InstrumentedHook: the 200 and 500 series exist from the start.
+    for (const webhook of ['/mutate', '/validate', '/convert']) {
+      for (const code of ['200', '500']) this.runtimeRequests.inc({ webhook, code }, 0);
+      this.runtimeInFlight.set({ webhook }, 0);
+    }
+  }
+
   readonly certReloads = new Counter({
     name: 'staticsite_webhook_certificate_reloads_total',
     help: 'Serving certificates loaded from the cert dir after start.',

@@ -230,16 +230,26 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     '/validate': { path: '/validate' },
     '/convert': { path: '/convert' },
   };
+  const webhookLabels: Record<ReviewPath, { webhook: ReviewPath }> = {
+    '/mutate': { webhook: '/mutate' },
+    '/validate': { webhook: '/validate' },
+    '/convert': { webhook: '/convert' },
+  };
 
   return (path, req, res) => {
     const received = performance.now();
     metrics.inFlight.inc();
+    metrics.runtimeInFlight.inc(webhookLabels[path]);
     // Given back when the answer is out, whatever happened: the bytes are garbage by then.
     const hold = { bytes: 0 };
     res.once('close', () => {
       budget.give(hold.bytes);
+      const seconds = (performance.now() - received) / 1000;
       metrics.inFlight.dec();
-      metrics.duration.observe(pathLabels[path], (performance.now() - received) / 1000);
+      metrics.duration.observe(pathLabels[path], seconds);
+      metrics.runtimeInFlight.dec(webhookLabels[path]);
+      metrics.runtimeLatency.observe(webhookLabels[path], seconds);
+      metrics.runtimeRequests.inc({ webhook: path, code: String(res.statusCode) });
     });
     readBody(req, maxBodyBytes, budget, hold, (body) => {
       if (body instanceof ReviewError) return fail(path, req, res, body);
