@@ -307,11 +307,12 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
     });
 
     it('a serving certificate rotation while reviews flow fails none of them', async () => {
+      // The serving pods: a pod of an earlier drill may still be terminating (its shutdown delay).
       const webhookPods = async () => {
-        const pods = await cp.admin.get<{ items: Array<{ metadata: { name: string }; status: { podIP?: string } }> }>(
-          `/api/v1/namespaces/${SYSTEM}/pods?labelSelector=app.kubernetes.io/name=staticsite-webhook`,
-        );
-        return pods.body.items.map((p) => p.status.podIP ?? '');
+        const pods = await cp.admin.get<{
+          items: Array<{ metadata: { name: string; deletionTimestamp?: string }; status: { podIP?: string } }>;
+        }>(`/api/v1/namespaces/${SYSTEM}/pods?labelSelector=app.kubernetes.io/name=staticsite-webhook`);
+        return pods.body.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.status.podIP ?? '');
       };
       const reloads = async (ip: string) => {
         const text = await (await fetch(`http://${ip}:8080/metrics`)).text();
