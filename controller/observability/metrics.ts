@@ -1,14 +1,12 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { InformerHealth, InformerObserver } from '../../kube/informer.ts';
+import { CONTROLLER_RUNTIME_BUCKETS } from '../../kube/metric-buckets.ts';
 import type { WorkQueueObserver } from '../queue/work-queue.ts';
 
 const CONTROLLER = 'staticsite';
 
 /** controller-runtime labels every work-queue metric with both, set to the controller's name. */
 type QueueLabel = 'name' | 'controller';
-
-/** prometheus.ExponentialBuckets(10e-9, 10, 12): client-go's and controller-runtime's work-queue buckets. */
-const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
 /** The path's resource (with subresource), for request metrics: /apis/g/v/namespaces/ns/deployments/x -> deployments. */
 export function resourceOfPath(path: string): string {
@@ -92,14 +90,14 @@ export class ControllerMetrics {
       name: 'workqueue_queue_duration_seconds',
       help: 'How long in seconds an item stays in workqueue before being requested',
       labelNames: queueLabels,
-      buckets: QUEUE_BUCKETS,
+      buckets: CONTROLLER_RUNTIME_BUCKETS,
       registers,
     });
     this.workDuration = new Histogram({
       name: 'workqueue_work_duration_seconds',
       help: 'How long in seconds processing an item from workqueue takes.',
       labelNames: queueLabels,
-      buckets: QUEUE_BUCKETS,
+      buckets: CONTROLLER_RUNTIME_BUCKETS,
       registers,
     });
     const processing = () => [...this.processingSince.values()].map((since) => (this.now() - since) / 1000);

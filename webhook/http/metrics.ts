@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CONTROLLER_RUNTIME_BUCKETS } from '../../kube/metric-buckets.ts';
 
 /** The webhook's Prometheus metrics, on a registry of their own (no global state). */
 export class WebhookMetrics {
@@ -44,8 +45,7 @@ export class WebhookMetrics {
     name: 'controller_runtime_webhook_latency_seconds',
     help: 'Histogram of the latency of processing admission requests',
     labelNames: ['webhook'] as const,
-    // prometheus.ExponentialBuckets(10e-9, 10, 12)
-    buckets: Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1))),
+    buckets: CONTROLLER_RUNTIME_BUCKETS,
     registers: [this.registry],
   });
   readonly runtimeInFlight = new Gauge({
