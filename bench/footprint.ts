@@ -37,10 +37,12 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
-function memoryMb(pid: number): { rss: number; peak: number } {
+/** RSS split as the kernel counts it: anonymous (heaps, OpenSSL, malloc) and file-backed (the node binary's pages). */
+function memoryMb(pid: number): { rss: number; peak: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
-  return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+  const mb = (key: string) => Math.round(kb(key) / 1024);
+  return { rss: mb('VmRSS'), peak: mb('VmHWM'), anon: mb('RssAnon'), file: mb('RssFile') };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -125,10 +127,18 @@ try {
     toFirstReviewCpu: [] as number[],
     readyRss: [] as number[],
     rssAfter: [] as number[],
+    anonAfter: [] as number[],
+    fileAfter: [] as number[],
     peak: [] as number[],
     rate: [] as number[],
   };
-  const bare = { rssAfter: [] as number[], peak: [] as number[], rate: [] as number[] };
+  const bare = {
+    rssAfter: [] as number[],
+    anonAfter: [] as number[],
+    fileAfter: [] as number[],
+    peak: [] as number[],
+    rate: [] as number[],
+  };
   const bootstrap = { cpu: [] as number[], peak: [] as number[] };
   const controller = { toReadyCpu: [] as number[], readyRss: [] as number[] };
 
@@ -159,6 +169,8 @@ try {
       await sleep(1000);
       const after = memoryMb(pid);
       webhook.rssAfter.push(after.rss);
+      webhook.anonAfter.push(after.anon);
+      webhook.fileAfter.push(after.file);
       webhook.peak.push(after.peak);
       await stop(child);
     }
@@ -172,6 +184,8 @@ try {
       await sleep(1000);
       const after = memoryMb(child.pid as number);
       bare.rssAfter.push(after.rss);
+      bare.anonAfter.push(after.anon);
+      bare.fileAfter.push(after.file);
       bare.peak.push(after.peak);
       await stop(child);
     }
@@ -227,11 +241,15 @@ try {
     cpuSecondsToFirstReview: summary(webhook.toFirstReviewCpu),
     rssMbWhenReady: summary(webhook.readyRss),
     rssMbAfterReviews: summary(webhook.rssAfter),
+    anonymousMbAfterReviews: summary(webhook.anonAfter),
+    fileBackedMbAfterReviews: summary(webhook.fileAfter),
     peakRssMb: summary(webhook.peak),
     reviewsPerSecond: summary(webhook.rate),
   };
   report.bareNodeHttps = {
     rssMbAfterRequests: summary(bare.rssAfter),
+    anonymousMbAfterRequests: summary(bare.anonAfter),
+    fileBackedMbAfterRequests: summary(bare.fileAfter),
     peakRssMb: summary(bare.peak),
     requestsPerSecond: summary(bare.rate),
   };

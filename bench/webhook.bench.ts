@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
+import { webhookRuntime } from '../test/support/webhook-manifest.ts';
 import { validateReview } from './validate-review.ts';
 
 const run = promisify(execFile);
@@ -34,6 +35,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const connections = 32;
 const rate = 1000;
 const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
+/** BENCH_WEBHOOK_NODE_OPTIONS overrides the manifest's NODE_OPTIONS for our webhook. */
+const webhookNodeOptions = process.env.BENCH_WEBHOOK_NODE_OPTIONS ?? webhookRuntime().nodeOptions;
 const VEGETA = 'github.com/tsenart/vegeta/v12@v12.13.0';
 const { name: reviewName, text: review } = validateReview();
 
@@ -74,7 +77,11 @@ async function startServer(mode: 'bare' | 'webhook' | 'go', certDir: string) {
       : spawn(
           process.execPath,
           [new URL('./webhook-server.ts', import.meta.url).pathname, '--mode', mode, '--cert-dir', certDir],
-          { stdio: ['ignore', 'pipe', 'inherit'] },
+          {
+            stdio: ['ignore', 'pipe', 'inherit'],
+            // The webhook runs with the manifest's NODE_OPTIONS (heap sizes), as it ships.
+            env: mode === 'webhook' ? { ...process.env, NODE_OPTIONS: webhookNodeOptions } : process.env,
+          },
         );
   const [port, metricsPort] =
     mode === 'go'
@@ -280,6 +287,7 @@ try {
       {
         machine: `${cpus().length} x ${cpus()[0]?.model}, Node ${process.version}`,
         seconds,
+        webhookNodeOptions,
         review: reviewName,
         reviewBytes: Buffer.byteLength(review),
         throughput,

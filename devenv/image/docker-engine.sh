@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure a Docker Engine answers on this machine: installs Debian's engine (docker.io, with
-# containerd and runc), debootstrap, the CNI plugins and conntrack when absent, then starts dockerd
+# containerd and runc), debootstrap, the CNI plugins, conntrack and Prometheus (for its promtool)
+# when absent, then starts dockerd
 # when nothing answers on its socket. Idempotent: installs only what is missing, starts dockerd
 # only when none answers.
 # The same script serves CI (.ci/run) and developers (README, "Images and compose").
@@ -19,6 +20,8 @@ command -v debootstrap >/dev/null || missing+=(debootstrap)
 # network from Debian's CNI plugins; kube-proxy flushes conntrack entries with conntrack.
 [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
 command -v conntrack >/dev/null || missing+=(conntrack)
+# The monitoring tests (test/e2e/prometheus.test.ts) run Debian's promtool and Prometheus.
+command -v promtool >/dev/null || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "docker-engine.sh: ${missing[*]} missing and not root; install them: sudo apt-get install -y ${missing[*]}" >&2

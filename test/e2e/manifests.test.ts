@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { THIRD_PARTY_CRDS, thirdPartyCrdFiles } from '../../devenv/third-party-crds.ts';
 import { testCluster } from '../support/shared.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -11,6 +12,8 @@ const TREES = [
   'manifests/overlays/webhook-only',
   'manifests/overlays/local',
   'manifests/overlays/single-namespace',
+  'manifests/overlays/prometheus',
+  'manifests/overlays/cert-manager',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
@@ -76,9 +79,27 @@ describe('e2e: the kustomize manifests', function () {
   let cp: ControlPlane;
   const built = new Map<string, K8sObject[]>();
 
-  before(async () => {
+  before(async function () {
+    this.timeout(300_000); // the first run downloads the two projects' modules (about 8 MB)
     ({ controlPlane: cp } = await testCluster());
     for (const tree of TREES) built.set(tree, await build(cp, tree));
+    // The overlays for the Prometheus Operator and cert-manager need their published CRDs.
+    for (const project of Object.keys(THIRD_PARTY_CRDS) as Array<keyof typeof THIRD_PARTY_CRDS>) {
+      for (const file of await thirdPartyCrdFiles(project)) {
+        const applied = await cp.kubectl(['apply', '--server-side', '--field-manager=manifests-test', '-f', file]);
+        expect(applied.code, `${file}: ${applied.stderr}`).to.equal(0);
+      }
+    }
+    const established = await cp.kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/servicemonitors.monitoring.coreos.com',
+      'crd/prometheusrules.monitoring.coreos.com',
+      'crd/certificates.cert-manager.io',
+      'crd/issuers.cert-manager.io',
+    ]);
+    expect(established.code, established.stderr).to.equal(0);
   });
 
   for (const { kubectl, module } of OLDER_KUBECTLS) {
@@ -212,5 +233,68 @@ describe('e2e: the kustomize manifests', function () {
     expect(local.map((o) => o.kind)).not.to.include.oneOf(['Deployment', 'Service', 'PodDisruptionBudget']);
     const localCrd = local.find((o) => o.kind === 'CustomResourceDefinition');
     expect(localCrd?.spec?.conversion.webhook.clientConfig).to.deep.equal({ url: 'https://127.0.0.1:8443/convert' });
+  });
+
+  it('prometheus: the ServiceMonitor scrapes a metrics Service per process, each reaching a named metrics port', () => {
+    const objects = built.get('manifests/overlays/prometheus') ?? [];
+    const monitor = objects.find((o) => o.kind === 'ServiceMonitor');
+    const selector: Record<string, string> = monitor?.spec?.selector.matchLabels;
+    const port: string = monitor?.spec?.endpoints[0].port;
+    const scraped = objects.filter(
+      (o) =>
+        o.kind === 'Service' &&
+        Object.entries(selector).every(([k, v]) => (o as Json).metadata.labels?.[k] === v) &&
+        monitor?.spec?.namespaceSelector.matchNames.includes(o.metadata.namespace),
+    );
+    expect(scraped.map((o) => o.metadata.name).sort()).to.deep.equal([
+      'staticsite-certs-metrics',
+      'staticsite-controller-metrics',
+      'staticsite-webhook-metrics',
+    ]);
+    for (const service of scraped) {
+      const servicePort = service.spec?.ports.find((p: Json) => p.name === port);
+      const pods = objects.filter(
+        (o) =>
+          o.kind === 'Deployment' &&
+          Object.entries(service.spec?.selector as Record<string, string>).every(
+            ([k, v]) => o.spec?.template.metadata.labels[k] === v,
+          ),
+      );
+      expect(pods, service.metadata.name).to.have.length(1);
+      const container = pods[0]?.spec?.template.spec.containers[0];
+      const target = container.ports.find((p: Json) => p.name === servicePort.targetPort);
+      expect(target, `${service.metadata.name} -> ${servicePort.targetPort}`).to.be.an('object');
+      // The process serves its metrics on that port: the flag names the same number.
+      expect(container.args.join(' ')).to.match(
+        new RegExp(`--metrics-(port=|bind-address=:)${target.containerPort}\\b`),
+      );
+    }
+  });
+
+  it('cert-manager: no bootstrapper; the serving Certificate fills the Secret the webhook mounts, for its Service', () => {
+    const objects = built.get('manifests/overlays/cert-manager') ?? [];
+    expect(objects.filter((o) => o.metadata.name === 'staticsite-certs')).to.deep.equal([]);
+    const webhook = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-webhook');
+    const mounted = webhook?.spec?.template.spec.volumes.find((v: Json) => v.name === 'certs').secret.secretName;
+    const serving = objects.find((o) => o.kind === 'Certificate' && o.spec?.secretName === mounted);
+    expect(serving, `a Certificate for Secret ${mounted}`).to.be.an('object');
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'staticsite-webhook');
+    expect(serving?.spec?.dnsNames).to.include(`${service?.metadata.name}.${service?.metadata.namespace}.svc`);
+    expect(serving?.spec?.usages).to.include('server auth');
+    // Its issuer is a CA issued by the self-signed root, so renewing the serving cert keeps the bundle.
+    const issuer = objects.find((o) => o.kind === 'Issuer' && o.metadata.name === serving?.spec?.issuerRef.name);
+    const ca = objects.find((o) => o.kind === 'Certificate' && o.spec?.secretName === issuer?.spec?.ca.secretName);
+    expect(ca?.spec?.isCA).to.equal(true);
+    // cainjector fills every caBundle the API server uses to call the webhook.
+    const injected = objects.filter(
+      (o) =>
+        (o as Json).metadata.annotations?.['cert-manager.io/inject-ca-from'] ===
+        `staticsite-system/${serving?.metadata.name}`,
+    );
+    expect(injected.map((o) => o.kind).sort()).to.deep.equal([
+      'CustomResourceDefinition',
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+    ]);
   });
 });
