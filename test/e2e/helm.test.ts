@@ -1,0 +1,157 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { expect } from 'chai';
+import { parseAllDocuments } from 'yaml';
+import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { testCluster } from '../support/shared.ts';
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+const chart = `${repoRoot}charts/staticsite-operator`;
+
+// biome-ignore lint/suspicious/noExplicitAny: rendered manifests are arbitrary YAML the tests walk into
+type Json = any;
+
+/** The labels Helm's convention adds (templates/_helpers.tpl); everything else must equal kustomize's. */
+const HELM_LABELS = [
+  'helm.sh/chart',
+  'app.kubernetes.io/managed-by',
+  'app.kubernetes.io/instance',
+  'app.kubernetes.io/version',
+];
+
+/** helm from its Go module, built once into the cache by devenv/helm/build.sh. */
+function helmBinary(): string {
+  const out = execFileSync('bash', [`${repoRoot}devenv/helm/build.sh`], {
+    encoding: 'utf8',
+    env: { ...process.env, PATH: `/usr/local/go/bin:${process.env.PATH ?? ''}` },
+  });
+  return out.trim().split('\n').pop() ?? '';
+}
+
+function documents(text: string): Json[] {
+  return parseAllDocuments(text)
+    .map((d) => d.toJS())
+    .filter((o) => o !== null);
+}
+
+/** Objects as comparable text, keys sorted, without Helm's labels. */
+function canonical(objects: Json[]): string[] {
+  const sortKeys = (v: Json): Json =>
+    Array.isArray(v)
+      ? v.map(sortKeys)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sortKeys(v[k])]),
+          )
+        : v;
+  return objects
+    .map((o) => {
+      const labels = Object.fromEntries(
+        Object.entries(o.metadata.labels ?? {}).filter(([k]) => !HELM_LABELS.includes(k)),
+      );
+      const copy = { ...o, metadata: { ...o.metadata, labels } };
+      return `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name} ${JSON.stringify(sortKeys(copy))}`;
+    })
+    .sort();
+}
+
+describe('e2e: the Helm chart (charts/staticsite-operator) and the kustomize manifests', function () {
+  this.timeout(120_000);
+  let cp: ControlPlane;
+  let helm: string;
+
+  const template = (...sets: string[]) => {
+    const result = spawnSync(
+      helm,
+      ['template', 'staticsite', chart, '--namespace', 'staticsite-system', ...sets.flatMap((s) => ['--set', s])],
+      { encoding: 'utf8' },
+    );
+    return { ...result, objects: result.status === 0 ? documents(result.stdout) : [] };
+  };
+  const kustomize = async (tree: string) => {
+    const result = await cp.kubectl(['kustomize', `${repoRoot}${tree}`]);
+    expect(result.code, result.stderr).to.equal(0);
+    return documents(result.stdout);
+  };
+
+  before(async function () {
+    this.timeout(900_000); // the first run builds helm from the module proxy (a few minutes; cached afterwards)
+    helm = helmBinary();
+    ({ controlPlane: cp } = await testCluster());
+  });
+
+  it('helm lint passes with no warning', () => {
+    const lint = spawnSync(helm, ['lint', '--strict', chart], { encoding: 'utf8' });
+    expect(lint.status, lint.stdout + lint.stderr).to.equal(0);
+    expect(lint.stdout).to.include('1 chart(s) linted, 0 chart(s) failed');
+  });
+
+  const pairs = [
+    { values: [], tree: 'manifests' },
+    { values: ['certificates.mode=cert-manager'], tree: 'manifests/overlays/cert-manager' },
+    { values: ['controller.watchNamespace=sites'], tree: 'manifests/overlays/single-namespace' },
+  ];
+  for (const { values, tree } of pairs) {
+    it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {
+      const rendered = template('namespace.create=true', ...values);
+      expect(rendered.status, rendered.stderr).to.equal(0);
+      // The watched namespace is the user's: the overlay creates it for its example, the chart does not.
+      const expected = (await kustomize(tree)).filter((o) => !(o.kind === 'Namespace' && o.metadata.name === 'sites'));
+      expect(canonical(rendered.objects)).to.deep.equal(canonical(expected));
+      for (const o of rendered.objects) {
+        expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include({
+          'app.kubernetes.io/managed-by': 'Helm',
+        });
+      }
+    });
+  }
+
+  it('by default the release namespace is not rendered (helm install --create-namespace makes it)', () => {
+    const rendered = template();
+    expect(rendered.status, rendered.stderr).to.equal(0);
+    expect(rendered.objects.filter((o) => o.kind === 'Namespace')).to.deep.equal([]);
+  });
+
+  it('values reach the objects: image, replicas, resources, base domain, and the release namespace', () => {
+    const rendered = template(
+      'image.repository=registry.example/staticsite',
+      'image.tag=1.2.3',
+      'webhook.replicas=3',
+      'controller.replicas=1',
+      'controller.resources.limits.memory=512Mi',
+      'baseDomain=sites.example.org',
+    );
+    expect(rendered.status, rendered.stderr).to.equal(0);
+    const deployment = (name: string) =>
+      rendered.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name);
+    for (const name of ['staticsite-webhook', 'staticsite-controller', 'staticsite-certs']) {
+      expect(deployment(name)?.spec.template.spec.containers[0].image).to.equal('registry.example/staticsite:1.2.3');
+    }
+    expect(deployment('staticsite-webhook')?.spec.replicas).to.equal(3);
+    expect(deployment('staticsite-controller')?.spec.replicas).to.equal(1);
+    expect(deployment('staticsite-controller')?.spec.template.spec.containers[0].resources.limits.memory).to.equal(
+      '512Mi',
+    );
+    for (const name of ['staticsite-webhook', 'staticsite-controller']) {
+      expect(deployment(name)?.spec.template.spec.containers[0].args).to.include('--base-domain=sites.example.org');
+    }
+
+    // Another release namespace: every reference follows it, none is left at staticsite-system.
+    const moved = spawnSync(helm, ['template', 'staticsite', chart, '--namespace', 'ops'], { encoding: 'utf8' });
+    expect(moved.status, moved.stderr).to.equal(0);
+    expect(moved.stdout).not.to.include('staticsite-system');
+    const objects = documents(moved.stdout);
+    const validating = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
+    expect(validating.webhooks[0].clientConfig.service.namespace).to.equal('ops');
+    expect(validating.webhooks[0].namespaceSelector.matchExpressions[0].values).to.deep.equal(['kube-system', 'ops']);
+    const crd = objects.find((o) => o.kind === 'CustomResourceDefinition');
+    expect(crd.spec.conversion.webhook.clientConfig.service.namespace).to.equal('ops');
+  });
+
+  it('an unknown certificate mode fails the render with a message naming the choices', () => {
+    const rendered = template('certificates.mode=vault');
+    expect(rendered.status).to.not.equal(0);
+    expect(rendered.stderr).to.include('certificates.mode must be bootstrapper or cert-manager, not "vault"');
+  });
+});
