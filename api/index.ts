@@ -3,6 +3,7 @@ export * from './conversion.ts';
 export * from './crd.ts';
 export * from './hostname.ts';
 export * from './openapi.ts';
+export * from './policies.ts';
 export * from './resource.ts';
 export * from './schema.ts';
 export * from './scope.ts';

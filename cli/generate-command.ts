@@ -1,8 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildCrd } from '../api/index.ts';
-import { crdYaml } from './crd-yaml.ts';
+import { buildCrd, policyObjects } from '../api/index.ts';
+import { crdYaml, yaml } from './crd-yaml.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const generateUsage = 'staticsite generate manifests [--dir DIR] [--check]';
@@ -15,6 +15,15 @@ export function generatedManifests(): Map<string, string> {
     ['crds/full/crd.yaml', HEADER + crdYaml(buildCrd())],
     ['crds/schema-only/crd.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true }))],
     ['crds/webhook-only/crd.yaml', HEADER + crdYaml(buildCrd({ withoutCelRules: true }))],
+    // The admission-policy way: v1 only (no conversion webhook), the rules in the policies instead of the schema.
+    ['policies/crd.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true, withoutCelRules: true }))],
+    [
+      'policies/policies.yaml',
+      HEADER +
+        policyObjects()
+          .map((o) => yaml(o))
+          .join('---\n'),
+    ],
   ]);
 }
 

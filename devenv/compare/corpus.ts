@@ -2,17 +2,19 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 
-/** Documented reasons why the four ways may differ on a case. */
+/** Documented reasons why the ways may differ on a case. */
 export const WEBHOOK_ONLY_BEHAVIOURS = {
   'duplicate-hostname':
-    'only the webhook sees other objects: the schema cannot refuse a hostname another StaticSite holds',
+    'only the webhook sees other objects: neither the schema nor a policy can refuse a hostname another StaticSite holds (a policy sees the object, its old version, its namespace and its parameters, never other objects of the kind)',
   'hostname-default':
-    'only the webhook defaults spec.hostname: the default depends on the namespace, which no schema default can use',
+    'only admission defaults spec.hostname (the mutating webhook, or the mutating policy through namespaceObject and its base-domain parameter): the default depends on the namespace, which no schema default can use',
   'cel-note':
-    "without CEL rules in the CRD (B) the API server has no rules to skip, so its message lacks the 'some validation rules were not checked' note",
-  conversion: 'the schema-only CRD serves v1 only: v1alpha1 needs the conversion webhook',
+    "without CEL rules in the CRD (B, E) the API server has no rules to skip, so its message lacks the 'some validation rules were not checked' note",
+  conversion: 'the schema-only CRDs (A, E, F) serve v1 only: v1alpha1 needs the conversion webhook',
   finalizer:
-    'only the mutating webhook adds the finalizer at admission (without it the controller adds it on first reconcile)',
+    'only mutating admission (the webhook, or the mutating policy) adds the finalizer at admission; without it the controller adds it on first reconcile',
+  'policy-message':
+    "a ValidatingAdmissionPolicy denies with `<resource> \"<name>\" is forbidden: ValidatingAdmissionPolicy '<policy>' with binding '<binding>' denied request: <message>` (422 with reason Invalid) and names only its first failed rule, where the CRD's rules name each failure at its field path",
 } as const;
 export type WebhookOnlyBehaviour = keyof typeof WEBHOOK_ONLY_BEHAVIOURS;
 

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import jsonPatch from 'fast-json-patch';
-import { buildCrd, CRD_NAME, type CrdOptions } from '../../api/index.ts';
+import {
+  buildCrd,
+  CRD_NAME,
+  type CrdOptions,
+  DEFAULT_NAMESPACE,
+  mutatingPolicy,
+  mutatingPolicyBinding,
+  policyParams,
+  VALIDATING_POLICY_NAME,
+  validatingPolicy,
+  validatingPolicyBinding,
+} from '../../api/index.ts';
 import type { ControlPlane } from '../controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../crds.ts';
 import type { KubeHttp } from '../kube-http.ts';
@@ -10,12 +21,15 @@ import { loopbackCerts } from '../webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../webhook-configs.ts';
 import { WebhookProcess } from '../webhook-process.ts';
 import { type CompareCase, WEBHOOK_ONLY_BEHAVIOURS, type WebhookOnlyBehaviour } from './corpus.ts';
+import { errorSet, type RuleRow, ruleTable } from './rules.ts';
 
 export const MODES = {
   A: 'schema-only (CRD schema + CEL, no webhook)',
   B: 'webhook-only (CRD without CEL + webhooks)',
   C: 'both (production CRD + webhooks)',
   D: 'direct (AdmissionReview posted to the webhook)',
+  E: 'validating policy (CRD without CEL + ValidatingAdmissionPolicy, no webhook)',
+  F: 'mutating policy (schema-only CRD + MutatingAdmissionPolicy, no webhook)',
 } as const;
 export type Mode = keyof typeof MODES;
 const MODE_LIST = Object.keys(MODES) as Mode[];
@@ -56,6 +70,8 @@ export interface Comparison {
   kubernetesVersion: string;
   cases: CaseResult[];
   latency: Record<Mode, LatencySummary>;
+  /** Each rule against each way (rules.ts). */
+  rules: RuleRow[];
 }
 
 const WEBHOOK_PREFIX = /^admission webhook "[^"]+" denied the request: /;
@@ -195,17 +211,6 @@ const stableJson = (v: unknown) =>
     x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x,
   );
 
-/**
- * A 422 message with its errors sorted: the API server validates an object's properties in Go map
- * order (kube-openapi object_validator.go ranges over a map), so several errors come in any order.
- */
-export function errorSet(message: string): string {
-  const match = /^(.* is invalid: )\[(.*)\]$/.exec(message);
-  if (!match) return message;
-  const errors = (match[2] ?? '').split(/, (?=(?:[A-Za-z][\w.[\]-]*|<nil>): )/);
-  return `${match[1]}[${errors.sort().join(', ')}]`;
-}
-
 function aspectValue(o: Outcome, aspect: Aspect): string {
   switch (aspect) {
     case 'verdict':
@@ -221,11 +226,14 @@ function aspectValue(o: Outcome, aspect: Aspect): string {
   }
 }
 
-/** Which documented behaviour explains that `modes` differ from A on `aspect`, if any. */
+const POLICY_DENIAL =
+  /^(.*) is forbidden: ValidatingAdmissionPolicy '[^']+' with binding '[^']+' denied request: (.*)$/;
+
+/** Which documented behaviour explains that `mode` differs from A on `aspect`, if any. */
 function explain(
   c: CompareCase,
   aspect: Aspect,
-  modes: Mode[],
+  mode: Mode,
   outcomes: Record<Mode, Outcome>,
 ): WebhookOnlyBehaviour | undefined {
   const has = (b: WebhookOnlyBehaviour) => c.webhookOnly.includes(b);
@@ -234,23 +242,41 @@ function explain(
   if (has('duplicate-hostname') && (aspect === 'verdict' || aspect === 'message' || aspect === 'spec'))
     return 'duplicate-hostname';
   if (has('hostname-default') && aspect === 'spec') return 'hostname-default';
-  if (has('cel-note') && aspect === 'message' && modes.every((m) => m === 'B' || m === 'D')) {
+  if (aspect !== 'message') return undefined;
+  // E's CRD has no CEL rules either: where the schema refuses the object, the policy is never reached
+  // and E answers as B does.
+  if (mode === 'E' && outcomes.E.message === outcomes.B.message && outcomes.B.message !== outcomes.A.message) {
+    return explain(c, aspect, 'B', outcomes);
+  }
+  if (mode === 'E') {
+    const denial = POLICY_DENIAL.exec(outcomes.E.message);
+    const rule = denial?.[2] ?? '';
+    if (denial && rule !== '' && outcomes.A.message.includes(`: ${rule}`)) return 'policy-message';
+    return undefined;
+  }
+  if (has('cel-note') && (mode === 'B' || mode === 'D')) {
     const strip = (s: string) =>
       errorSet(s.replace(/, <nil>: Invalid value: null: some validation rules were not checked[^\]]*/, '')).replace(
         /^(.* is invalid: )\[(.*)\]$/,
         '$1$2',
       );
-    if (modes.every((m) => strip(outcomes.A.message) === strip(outcomes[m].message))) return 'cel-note';
+    if (strip(outcomes.A.message) === strip(outcomes[mode].message)) return 'cel-note';
   }
   return undefined;
 }
 
+/** Where each way differs from A, the modes grouped by the behaviour that explains them. */
 export function differencesOf(c: CompareCase, outcomes: Record<Mode, Outcome>): Difference[] {
   const differences: Difference[] = [];
   for (const aspect of ['verdict', 'message', 'warnings', 'spec', 'finalizers'] as Aspect[]) {
     const base = aspectValue(outcomes.A, aspect);
-    const modes = MODE_LIST.filter((m) => m !== 'A' && aspectValue(outcomes[m], aspect) !== base);
-    if (modes.length > 0) differences.push({ aspect, modes, behaviour: explain(c, aspect, modes, outcomes) });
+    const groups = new Map<WebhookOnlyBehaviour | undefined, Mode[]>();
+    for (const mode of MODE_LIST) {
+      if (mode === 'A' || aspectValue(outcomes[mode], aspect) === base) continue;
+      const behaviour = explain(c, aspect, mode, outcomes);
+      groups.set(behaviour, [...(groups.get(behaviour) ?? []), mode]);
+    }
+    for (const [behaviour, modes] of groups) differences.push({ aspect, modes, behaviour });
   }
   return differences;
 }
@@ -266,8 +292,75 @@ async function latencyLoop(samples: number, once: (i: number) => Promise<void>):
 }
 
 function crdFor(mode: Exclude<Mode, 'D'>, conversionClientConfig: CrdOptions['conversionClientConfig']) {
-  if (mode === 'A') return buildCrd({ schemaOnly: true });
+  if (mode === 'A' || mode === 'F') return buildCrd({ schemaOnly: true });
+  if (mode === 'E') return buildCrd({ schemaOnly: true, withoutCelRules: true });
   return buildCrd({ withoutCelRules: mode === 'B', conversionClientConfig });
+}
+
+const POLICIES = '/apis/admissionregistration.k8s.io/v1';
+
+/**
+ * Installs what a way admits with besides its CRD (webhook configurations for B and C, policies for E
+ * and F), waits until the API server applies it, and returns how to remove it again.
+ */
+async function installAdmission(
+  admin: KubeHttp,
+  cp: ControlPlane,
+  mode: Exclude<Mode, 'D'>,
+  namespace: string,
+  webhook: { url: string; caBundle: string },
+): Promise<() => Promise<void>> {
+  const probe = (spec: Record<string, unknown>) =>
+    admin.post<{ metadata?: { finalizers?: string[] }; message?: string }>(
+      `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
+      { apiVersion: 'staticsite.dev/v1', kind: 'StaticSite', metadata: { name: 'probe' }, spec },
+      { query: { dryRun: 'All' } },
+    );
+  const created: string[] = [];
+  const create = async (path: string, body: { metadata: { name: string } }) => {
+    await admin.must('POST', path, body);
+    created.unshift(`${path}/${body.metadata.name}`);
+  };
+  const removeAll = async () => {
+    for (const path of created) await admin.delete(path);
+  };
+  if (mode === 'B' || mode === 'C') {
+    const { mutating, validating } = webhookConfigurations(webhook.url, webhook.caBundle, CONFIG_NAME);
+    await create(MUTATING_CONFIGS, mutating);
+    await create(VALIDATING_CONFIGS, validating);
+    await eventually(
+      'webhooks active',
+      async () => (await probe({ content: 'x' })).body.metadata?.finalizers !== undefined,
+    );
+  } else if (mode === 'E') {
+    await create(`${POLICIES}/validatingadmissionpolicies`, validatingPolicy());
+    await create(`${POLICIES}/validatingadmissionpolicybindings`, validatingPolicyBinding());
+    await eventually('validating policy active', async () =>
+      (await probe({ content: 'x', tier: 'prod', replicas: 1 })).body.message?.includes('ValidatingAdmissionPolicy'),
+    );
+    // The API server type-checks the expressions against the CRD's schema: a warning means a rule that
+    // cannot work as written.
+    const typeChecking = await eventually('validating policy type-checked', async () => {
+      const policy = await admin.must<{ status?: { typeChecking?: { expressionWarnings?: unknown[] } } }>(
+        'GET',
+        `${POLICIES}/validatingadmissionpolicies/${VALIDATING_POLICY_NAME}`,
+      );
+      return policy.status?.typeChecking;
+    });
+    if ((typeChecking.expressionWarnings ?? []).length > 0) {
+      throw new Error(`the validating policy does not type-check: ${JSON.stringify(typeChecking.expressionWarnings)}`);
+    }
+  } else if (mode === 'F') {
+    await cp.ensureNamespace(DEFAULT_NAMESPACE);
+    await create(`/api/v1/namespaces/${DEFAULT_NAMESPACE}/configmaps`, policyParams());
+    await create(`${POLICIES}/mutatingadmissionpolicies`, mutatingPolicy());
+    await create(`${POLICIES}/mutatingadmissionpolicybindings`, mutatingPolicyBinding());
+    await eventually(
+      'mutating policy active',
+      async () => (await probe({ content: 'x' })).body.metadata?.finalizers !== undefined,
+    );
+  }
+  return removeAll;
 }
 
 async function clearNamespace(admin: KubeHttp, namespace: string): Promise<void> {
@@ -283,7 +376,7 @@ export interface CompareOptions {
   log?: (line: string) => void;
 }
 
-/** Runs every case four ways on a running control plane and collects what each way answered. */
+/** Runs every case each way (A to F) on a running control plane and collects what each way answered. */
 export async function runComparison(
   cp: ControlPlane,
   corpus: CompareCase[],
@@ -307,29 +400,12 @@ export async function runComparison(
   const latency: Partial<Record<Mode, LatencySummary>> = {};
   const version = await admin.must<{ gitVersion: string }>('GET', '/version');
   try {
-    for (const mode of ['A', 'B', 'C'] as const) {
+    for (const mode of ['A', 'B', 'C', 'E', 'F'] as const) {
       const namespace = namespaceOf(mode);
       log(`${mode}: ${MODES[mode]}`);
       await cp.ensureNamespace(namespace);
       await installCrd(admin, crdFor(mode, { url: `${url}/convert`, caBundle: certs.caBundle }));
-      if (mode !== 'A') {
-        const { mutating, validating } = webhookConfigurations(url, certs.caBundle, CONFIG_NAME);
-        await admin.must('POST', MUTATING_CONFIGS, mutating);
-        await admin.must('POST', VALIDATING_CONFIGS, validating);
-        await eventually('webhooks active', async () => {
-          const res = await admin.post<{ metadata?: { finalizers?: string[] } }>(
-            `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
-            {
-              apiVersion: 'staticsite.dev/v1',
-              kind: 'StaticSite',
-              metadata: { name: 'probe' },
-              spec: { content: 'x' },
-            },
-            { query: { dryRun: 'All' } },
-          );
-          return res.body.metadata?.finalizers !== undefined;
-        });
-      }
+      const uninstallAdmission = await installAdmission(admin, cp, mode, namespace, { url, caBundle: certs.caBundle });
       try {
         for (const c of corpus) {
           const slot = outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
@@ -372,11 +448,10 @@ export async function runComparison(
           });
         }
       } finally {
-        if (mode !== 'A') {
-          await admin.delete(`${MUTATING_CONFIGS}/${CONFIG_NAME}`);
-          await admin.delete(`${VALIDATING_CONFIGS}/${CONFIG_NAME}`);
-        }
+        // Finalizers first, while the admission objects still answer (the mutating policy denies
+        // every write once its parameters are gone).
         await clearNamespace(admin, namespace);
+        await uninstallAdmission();
         await uninstallCrd(admin, CRD_NAME);
       }
     }
@@ -389,7 +464,12 @@ export async function runComparison(
     const o = outcomes.get(testCase.name) as Record<Mode, Outcome>;
     return { testCase, outcomes: o, differences: differencesOf(testCase, o) };
   });
-  return { kubernetesVersion: version.gitVersion, cases, latency: latency as Record<Mode, LatencySummary> };
+  return {
+    kubernetesVersion: version.gitVersion,
+    cases,
+    latency: latency as Record<Mode, LatencySummary>,
+    rules: ruleTable(cases, MODE_LIST),
+  };
 }
 
 export { WEBHOOK_ONLY_BEHAVIOURS };

@@ -14,6 +14,7 @@ const TREES = [
   'manifests/overlays/single-namespace',
   'manifests/overlays/prometheus',
   'manifests/overlays/cert-manager',
+  'manifests/overlays/policies',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
