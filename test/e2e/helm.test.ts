@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
+import { cachedGoTool, canonicalObjects } from '../support/manifest-objects.ts';
 import { testCluster } from '../support/shared.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -18,42 +19,23 @@ const HELM_LABELS = [
   'app.kubernetes.io/version',
 ];
 
-/** helm from its Go module, built once into the cache by devenv/helm/build.sh. */
-function helmBinary(): string {
-  const out = execFileSync('bash', [`${repoRoot}devenv/helm/build.sh`], {
-    encoding: 'utf8',
-    env: { ...process.env, PATH: `/usr/local/go/bin:${process.env.PATH ?? ''}` },
-  });
-  return out.trim().split('\n').pop() ?? '';
-}
-
 function documents(text: string): Json[] {
   return parseAllDocuments(text)
     .map((d) => d.toJS())
     .filter((o) => o !== null);
 }
 
-/** Objects as comparable text, keys sorted, without Helm's labels. */
+/** Comparable objects (support/manifest-objects.ts) without Helm's labels. */
 function canonical(objects: Json[]): string[] {
-  const sortKeys = (v: Json): Json =>
-    Array.isArray(v)
-      ? v.map(sortKeys)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, sortKeys(v[k])]),
-          )
-        : v;
-  return objects
-    .map((o) => {
-      const labels = Object.fromEntries(
-        Object.entries(o.metadata.labels ?? {}).filter(([k]) => !HELM_LABELS.includes(k)),
-      );
-      const copy = { ...o, metadata: { ...o.metadata, labels } };
-      return `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name} ${JSON.stringify(sortKeys(copy))}`;
-    })
-    .sort();
+  return canonicalObjects(
+    objects.map((o) => ({
+      ...o,
+      metadata: {
+        ...o.metadata,
+        labels: Object.fromEntries(Object.entries(o.metadata.labels ?? {}).filter(([k]) => !HELM_LABELS.includes(k))),
+      },
+    })),
+  );
 }
 
 describe('e2e: the Helm chart (charts/staticsite-operator) and the kustomize manifests', function () {
@@ -77,7 +59,7 @@ describe('e2e: the Helm chart (charts/staticsite-operator) and the kustomize man
 
   before(async function () {
     this.timeout(900_000); // the first run builds helm from the module proxy (a few minutes; cached afterwards)
-    helm = helmBinary();
+    helm = cachedGoTool(`${repoRoot}devenv/helm/build.sh`); // helm from its Go module
     ({ controlPlane: cp } = await testCluster());
   });
 
@@ -91,6 +73,7 @@ describe('e2e: the Helm chart (charts/staticsite-operator) and the kustomize man
     { values: [], tree: 'manifests' },
     { values: ['certificates.mode=cert-manager'], tree: 'manifests/overlays/cert-manager' },
     { values: ['controller.watchNamespace=sites'], tree: 'manifests/overlays/single-namespace' },
+    { values: ['monitoring.enabled=true'], tree: 'manifests/overlays/prometheus' },
   ];
   for (const { values, tree } of pairs) {
     it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {

@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { THIRD_PARTY_CRDS, thirdPartyCrdFiles } from '../../devenv/third-party-crds.ts';
+import { cachedGoTool, canonicalObjects } from '../support/manifest-objects.ts';
 import { testCluster } from '../support/shared.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -51,28 +52,7 @@ const OLDER_KUBECTLS = [
 ];
 
 function kustomizeBinary(module: string): string {
-  const out = execFileSync('bash', [`${repoRoot}devenv/kustomize/build.sh`, module], {
-    encoding: 'utf8',
-    env: { ...process.env, PATH: `/usr/local/go/bin:${process.env.PATH ?? ''}` },
-  });
-  return out.trim().split('\n').pop() ?? '';
-}
-
-/** Objects as comparable text: kind, namespace and name, then the object, keys sorted. */
-function canonical(objects: K8sObject[]): string[] {
-  const sortKeys = (v: Json): Json =>
-    Array.isArray(v)
-      ? v.map(sortKeys)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, sortKeys(v[k])]),
-          )
-        : v;
-  return objects
-    .map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name} ${JSON.stringify(sortKeys(o))}`)
-    .sort();
+  return cachedGoTool(`${repoRoot}devenv/kustomize/build.sh`, module);
 }
 
 describe('e2e: the kustomize manifests', function () {
@@ -112,7 +92,7 @@ describe('e2e: the kustomize manifests', function () {
         expect(older.stderr, `kubectl ${kubectl} kustomize ${tree}`).to.equal('');
         expect(older.status, tree).to.equal(0);
         const objects = parseAllDocuments(older.stdout).map((d) => d.toJS() as K8sObject);
-        expect(canonical(objects), tree).to.deep.equal(canonical(built.get(tree) ?? []));
+        expect(canonicalObjects(objects), tree).to.deep.equal(canonicalObjects(built.get(tree) ?? []));
       }
     });
   }
