@@ -62,6 +62,12 @@ export interface CrdOptions extends SchemaOptions {
   schemaOnly?: boolean;
   /** Where the API server reaches the conversion webhook. Default: the in-cluster Service. */
   conversionClientConfig?: WebhookClientConfig;
+  /**
+   * No scale subresource. For the admission-policy CRD: a scale request carries a Scale (replicas
+   * only), so no policy can hold "prod needs 2 replicas" there, and without the CRD's own rule nothing
+   * else would (docs/policies.md).
+   */
+  withoutScale?: boolean;
 }
 
 const PRINTER_COLUMNS: CustomResourceDefinitionVersion['additionalPrinterColumns'] = [
@@ -83,7 +89,7 @@ export function defaultConversionClientConfig(namespace = DEFAULT_NAMESPACE): We
   return { service: { namespace, name: WEBHOOK_SERVICE_NAME, path: CONVERT_PATH, port: 443 } };
 }
 
-function crdVersion(name: ServedVersion, options: SchemaOptions): CustomResourceDefinitionVersion {
+function crdVersion(name: ServedVersion, options: CrdOptions): CustomResourceDefinitionVersion {
   return {
     name,
     served: true,
@@ -91,7 +97,9 @@ function crdVersion(name: ServedVersion, options: SchemaOptions): CustomResource
     schema: { openAPIV3Schema: staticSiteSchema(name, options) },
     subresources: {
       status: {},
-      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyReplicas' },
+      ...(!options.withoutScale && {
+        scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.readyReplicas' },
+      }),
     },
     additionalPrinterColumns: PRINTER_COLUMNS,
   };

@@ -15,8 +15,9 @@ export function generatedManifests(): Map<string, string> {
     ['crds/full/crd.yaml', HEADER + crdYaml(buildCrd())],
     ['crds/schema-only/crd.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true }))],
     ['crds/webhook-only/crd.yaml', HEADER + crdYaml(buildCrd({ withoutCelRules: true }))],
-    // The admission-policy way: v1 only (no conversion webhook), the rules in the policies instead of the schema.
-    ['policies/crd.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true, withoutCelRules: true }))],
+    // The admission-policy way: v1 only (no conversion webhook), the rules in the policies instead of the
+    // schema, no scale subresource (no policy could hold the replicas rule there).
+    ['policies/crd.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true, withoutCelRules: true, withoutScale: true }))],
     [
       'policies/policies.yaml',
       HEADER +

@@ -13,6 +13,8 @@ export const WEBHOOK_ONLY_BEHAVIOURS = {
   conversion: 'the schema-only CRDs (A, E, F) serve v1 only: v1alpha1 needs the conversion webhook',
   finalizer:
     'only mutating admission (the webhook, or the mutating policy) adds the finalizer at admission; without it the controller adds it on first reconcile',
+  'no-scale':
+    "the policies' CRD (E) has no scale subresource (docs/policies.md), so the API server does not report a bad spec.replicas a second time through the scale path ('.spec.replicas accessor error'); without CEL rules its message also lacks the 'rules not checked' note, as B's",
   'policy-message':
     "a ValidatingAdmissionPolicy denies with `<resource> \"<name>\" is forbidden: ValidatingAdmissionPolicy '<policy>' with binding '<binding>' denied request: <message>` (422 with reason Invalid) and names only its first failed rule, where the CRD's rules name each failure at its field path",
 } as const;

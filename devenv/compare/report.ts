@@ -185,9 +185,10 @@ export function renderHtml(comparison: Comparison): string {
       inList = false;
     }
     const heading = /^(#+) (.*)$/.exec(line);
-    if (heading) out.push(`<h${heading[1]?.length}>${inline(heading[2] ?? '')}</h${heading[1]?.length}>`);
-    if (heading?.[2] === 'Latency') out.push(latencyChart(comparison));
-    else if (line.trim()) out.push(`<p>${inline(line)}</p>`);
+    if (heading) {
+      out.push(`<h${heading[1]?.length}>${inline(heading[2] ?? '')}</h${heading[1]?.length}>`);
+      if (heading[2] === 'Latency') out.push(latencyChart(comparison));
+    } else if (line.trim()) out.push(`<p>${inline(line)}</p>`);
   }
   if (inTable) out.push('</table>');
   if (inList) out.push('</ul>');

@@ -25,16 +25,23 @@ function documents(text: string): Json[] {
     .filter((o) => o !== null);
 }
 
-/** Comparable objects (support/manifest-objects.ts) without Helm's labels. */
+/** helm uninstall leaves the CRD (templates/crd.yaml): its StaticSites would go with it, finalizers stuck. */
+const HELM_KEEP = 'helm.sh/resource-policy';
+
+/** Comparable objects (support/manifest-objects.ts) without Helm's labels and its keep annotation. */
 function canonical(objects: Json[]): string[] {
   return canonicalObjects(
-    objects.map((o) => ({
-      ...o,
-      metadata: {
-        ...o.metadata,
-        labels: Object.fromEntries(Object.entries(o.metadata.labels ?? {}).filter(([k]) => !HELM_LABELS.includes(k))),
-      },
-    })),
+    objects.map((o) => {
+      const { [HELM_KEEP]: _keep, ...annotations } = o.metadata.annotations ?? {};
+      return {
+        ...o,
+        metadata: {
+          ...o.metadata,
+          labels: Object.fromEntries(Object.entries(o.metadata.labels ?? {}).filter(([k]) => !HELM_LABELS.includes(k))),
+          ...(Object.keys(annotations).length > 0 ? { annotations } : { annotations: undefined }),
+        },
+      };
+    }),
   );
 }
 
@@ -90,10 +97,16 @@ describe('e2e: the Helm chart (charts/staticsite-operator) and the kustomize man
     });
   }
 
-  it('by default the release namespace is not rendered (helm install --create-namespace makes it)', () => {
+  it('by default neither the release namespace nor its default-deny policy is rendered (a shared namespace stays open)', () => {
     const rendered = template();
     expect(rendered.status, rendered.stderr).to.equal(0);
     expect(rendered.objects.filter((o) => o.kind === 'Namespace')).to.deep.equal([]);
+    expect(rendered.objects.filter((o) => o.metadata.name === 'default-deny-ingress')).to.deep.equal([]);
+  });
+
+  it('the CRD is kept on helm uninstall', () => {
+    const crd = template().objects.find((o) => o.kind === 'CustomResourceDefinition');
+    expect(crd.metadata.annotations).to.include({ [HELM_KEEP]: 'keep' });
   });
 
   it('values reach the objects: image, replicas, resources, base domain, and the release namespace', () => {

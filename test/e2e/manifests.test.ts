@@ -245,6 +245,22 @@ describe('e2e: the kustomize manifests', function () {
       const container = pods[0]?.spec?.template.spec.containers[0];
       const target = container.ports.find((p: Json) => p.name === servicePort.targetPort);
       expect(target, `${service.metadata.name} -> ${servicePort.targetPort}`).to.be.an('object');
+      // The namespace denies all ingress by default: a NetworkPolicy must admit the scrape.
+      const podLabels: Record<string, string> = pods[0]?.spec?.template.metadata.labels;
+      const admitted = objects.some(
+        (o) =>
+          o.kind === 'NetworkPolicy' &&
+          Object.entries((o.spec?.podSelector.matchLabels ?? {}) as Record<string, string>).every(
+            ([k, v]) => podLabels[k] === v,
+          ) &&
+          Object.keys(o.spec?.podSelector.matchLabels ?? {}).length > 0 &&
+          (o.spec?.ingress ?? []).some((rule: Json) =>
+            (rule.ports ?? []).some((p: Json) => p.port === target.containerPort || p.port === target.name),
+          ),
+      );
+      expect(admitted, `a NetworkPolicy admitting ${service.metadata.name}'s port ${target.containerPort}`).to.equal(
+        true,
+      );
       // The process serves its metrics on that port: the flag names the same number.
       expect(container.args.join(' ')).to.match(
         new RegExp(`--metrics-(port=|bind-address=:)${target.containerPort}\\b`),

@@ -29,12 +29,34 @@ function dashboardExpressions(): string[] {
   return dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 }
 
-/** The metric names an expression selects: identifiers before `{`, `[` or `)` that are not functions or keywords. */
+const PROMQL_WORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+]);
+
+/**
+ * The metric names an expression selects: every identifier that is not a function (followed by `(`),
+ * a keyword, or inside label matchers, grouping clauses, ranges or strings.
+ */
 function metricNames(expr: string): string[] {
-  const withoutStrings = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
   const names = new Set<string>();
-  for (const match of withoutStrings.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{|\[)/g)) {
-    names.add(match[1] as string);
+  for (const match of bare.matchAll(/(?<![\w:.])([a-zA-Z_:][a-zA-Z0-9_:]*)(?![\w:])(?!\s*\()/g)) {
+    const name = match[1] as string;
+    if (!PROMQL_WORDS.has(name)) names.add(name);
   }
   return [...names];
 }
