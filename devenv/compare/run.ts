@@ -231,7 +231,10 @@ const POLICY_DENIAL =
 
 /** A 422 message without the error the scale subresource's replicas path adds (one error left: no brackets). */
 function withoutScaleCheck(message: string): string {
-  const stripped = message.replace(/, \.spec\.replicas: Invalid value: [^\]]*?accessor error: [^\]]*?, expected \w+/, '');
+  const stripped = message.replace(
+    /, \.spec\.replicas: Invalid value: [^\]]*?accessor error: [^\]]*?, expected \w+/,
+    '',
+  );
   return stripped.replace(/^(.* is invalid: )\[([^,\]]*)\]$/, '$1$2');
 }
 
