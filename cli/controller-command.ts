@@ -4,11 +4,12 @@ import { EXCLUDED_NAMESPACES } from '../api/index.ts';
 import { parseDuration } from '../controller/duration.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
+import { parseRecordsFlag, type RecordsConfig } from '../controller/records/records-config.ts';
 import { type LogContext, logLevelProblem } from '../kube/process-logger.ts';
 import { OBSERVABILITY_OPTIONS, OBSERVABILITY_USAGE, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
-export const controllerUsage = `staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] ${OBSERVABILITY_USAGE} [--site-image IMAGE] [--site-port 8080] [--log-level info]`;
+export const controllerUsage = `staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records dir:DIR|dns:HOST:PORT --dns-zone Z --dns-tsig-key-file F [--dns-owner-id ID]] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] ${OBSERVABILITY_USAGE} [--site-image IMAGE] [--site-port 8080] [--log-level info]`;
 
 /** `--exclude-namespaces a,b`: a comma-separated list; an empty value excludes nothing. */
 export function namespaceList(value: string): string[] {
@@ -51,6 +52,26 @@ function duration(name: string, value: string): number {
   }
 }
 
+/** `--records`, or the older `--records-dir`; a bad combination is a usage error. */
+function recordsConfig(values: {
+  records?: string;
+  'records-dir': string;
+  'dns-zone'?: string;
+  'dns-tsig-key-file'?: string;
+  'dns-owner-id': string;
+}): RecordsConfig {
+  if (values.records === undefined) return { kind: 'dir', dir: values['records-dir'] };
+  try {
+    return parseRecordsFlag(values.records, {
+      zone: values['dns-zone'],
+      tsigKeyFile: values['dns-tsig-key-file'],
+      owner: values['dns-owner-id'],
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 /**
  * `staticsite controller`: runs the StaticSite controller until SIGTERM/SIGINT (exit 0 after a
  * graceful shutdown) or until leadership is lost (exit 1, so the pod restarts as a candidate).
@@ -63,7 +84,11 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
       namespace: { type: 'string', default: '' },
       'exclude-namespaces': { type: 'string', default: EXCLUDED_NAMESPACES.join(',') },
       'claims-namespace': { type: 'string' },
+      records: { type: 'string' },
       'records-dir': { type: 'string', default: '/var/lib/staticsite/records' },
+      'dns-zone': { type: 'string' },
+      'dns-tsig-key-file': { type: 'string' },
+      'dns-owner-id': { type: 'string', default: 'staticsite-operator' },
       workers: { type: 'string', default: '4' },
       'leader-elect': { type: 'boolean', default: false },
       'leader-elect-namespace': { type: 'string' },
@@ -95,7 +120,7 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
     namespace: values.namespace,
     excludeNamespaces: namespaceList(values['exclude-namespaces']),
     claimsNamespace: values['claims-namespace'],
-    recordsDir: values['records-dir'],
+    records: recordsConfig(values),
     workers: Math.max(1, positiveInt('workers', values.workers)),
     leaderElect: values['leader-elect'],
     leaderElectNamespace: values['leader-elect-namespace'],

@@ -10,7 +10,7 @@ import { ControllerManager, type ManagerConfig, type RunEnd } from './manager.ts
 import { ApiEventRecorder } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
 import { ControllerMetrics } from './observability/metrics.ts';
-import { FileRecordStore } from './records/file-record-store.ts';
+import { createRecordStore, type RecordsConfig } from './records/records-config.ts';
 
 export interface ControllerProcessOptions {
   kubeconfig?: string;
@@ -19,7 +19,7 @@ export interface ControllerProcessOptions {
   claimsNamespace?: string;
   /** StaticSites in these namespaces are left alone. */
   excludeNamespaces: readonly string[];
-  recordsDir: string;
+  records: RecordsConfig;
   workers: number;
   leaderElect: boolean;
   leaderElectNamespace?: string;
@@ -104,7 +104,7 @@ export async function startController(
     instance: identity ?? 'staticsite-controller',
   });
   const manager = new ControllerManager(
-    { api, clock, logger, metrics, records: new FileRecordStore(options.recordsDir), events, logContext },
+    { api, clock, logger, metrics, records: await createRecordStore(options.records), events, logContext },
     config,
   );
   const servers = await startObservabilityServers(

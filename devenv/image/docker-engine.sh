@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure a Docker Engine answers on this machine: installs Debian's engine (docker.io, with
-# containerd and runc), debootstrap, the CNI plugins, conntrack and Prometheus (for its promtool)
-# when absent, then starts dockerd
+# containerd and runc), debootstrap, the CNI plugins, conntrack, Prometheus (for its promtool)
+# and BIND 9 with dig when absent, then starts dockerd
 # when nothing answers on its socket. Idempotent: installs only what is missing, starts dockerd
 # only when none answers.
 # The same script serves CI (.ci/run) and developers (README, "Images and compose").
@@ -22,6 +22,9 @@ command -v debootstrap >/dev/null || missing+=(debootstrap)
 command -v conntrack >/dev/null || missing+=(conntrack)
 # The monitoring tests (test/e2e/prometheus.test.ts) run Debian's promtool and Prometheus.
 command -v promtool >/dev/null || missing+=(prometheus)
+# The DNS record tests run Debian's BIND 9 (named) and query it with dig.
+[ -x /usr/sbin/named ] || missing+=(bind9)
+command -v dig >/dev/null || missing+=(bind9-dnsutils)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "docker-engine.sh: ${missing[*]} missing and not root; install them: sudo apt-get install -y ${missing[*]}" >&2

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { THIRD_PARTY_CRDS, thirdPartyCrdFiles } from '../../devenv/third-party-crds.ts';
+import { builtCli } from '../../devenv/webhook-process.ts';
 import { cachedGoTool, canonicalObjects } from '../support/manifest-objects.ts';
 import { testCluster } from '../support/shared.ts';
 
@@ -16,6 +17,7 @@ const TREES = [
   'manifests/overlays/prometheus',
   'manifests/overlays/cert-manager',
   'manifests/overlays/policies',
+  'manifests/overlays/dns',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
@@ -293,5 +295,28 @@ describe('e2e: the kustomize manifests', function () {
       'MutatingWebhookConfiguration',
       'ValidatingWebhookConfiguration',
     ]);
+  });
+
+  it("dns: the controller takes the overlay's flags, and reads its TSIG key where the Secret is mounted", () => {
+    const objects = built.get('manifests/overlays/dns') ?? [];
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-controller');
+    const pod = deployment?.spec?.template.spec;
+    const container = pod.containers[0];
+    const keyFile = (container.args as string[]).find((a) => a.startsWith('--dns-tsig-key-file='))?.split('=')[1] ?? '';
+    const mount = container.volumeMounts.find((m: Json) => keyFile.startsWith(`${m.mountPath}/`));
+    expect(pod.volumes.find((v: Json) => v.name === mount?.name)?.secret).to.deep.equal({
+      secretName: 'staticsite-dns-tsig',
+    });
+    // The built CLI parses the flags (a usage error would exit 2) and gets as far as the key file.
+    const run = spawnSync(
+      process.execPath,
+      [builtCli(), ...container.args, '--kubeconfig', cp.kubeconfigPath, '--metrics-port', '0'],
+      {
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    expect(run.status, run.stderr).to.equal(1);
+    expect(run.stderr + run.stdout).to.include(`cannot read the TSIG key file ${keyFile}`);
   });
 });

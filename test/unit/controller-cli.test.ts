@@ -43,7 +43,7 @@ describe('controller: CLI', () => {
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
       'staticsite controller: --workers must be a non-negative integer, got "many"\n' +
-        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--site-image IMAGE] [--site-port 8080] [--log-level info]\n',
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records dir:DIR|dns:HOST:PORT --dns-zone Z --dns-tsig-key-file F [--dns-owner-id ID]] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--site-image IMAGE] [--site-port 8080] [--log-level info]\n',
     );
   });
 
@@ -62,6 +62,26 @@ describe('controller: CLI', () => {
     const port = io();
     expect(await run(['controller', '--site-port', '0'], port.io)).to.equal(2);
     expect(port.out.stderr).to.include('staticsite controller: --site-port must be a port (1-65535), got "0"\n');
+  });
+
+  it('--records names dir:DIR or dns:HOST:PORT, and dns needs its zone and key file: exit 2 naming what is missing', async () => {
+    const cases: Array<[string[], string]> = [
+      [
+        ['--records', 'dns.example:53'],
+        '--records dns.example:53: expected dir:DIR or dns:HOST:PORT (for example dns:10.0.0.53:53)',
+      ],
+      [['--records', 'dns:127.0.0.1:0'], '--records dns:127.0.0.1:0: the port must be 1-65535'],
+      [['--records', 'dns:127.0.0.1:53'], '--records dns:… needs --dns-zone (the zone the records go in)'],
+      [
+        ['--records', 'dns:[::1]:53', '--dns-zone', 'sites.example'],
+        '--records dns:… needs --dns-tsig-key-file (a BIND key file, as tsig-keygen writes)',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const { out, io: cio } = io();
+      expect(await run(['controller', ...args], cio), args.join(' ')).to.equal(2);
+      expect(out.stderr.split('\n')[0]).to.equal(`staticsite controller: ${message}`);
+    }
   });
 
   it('parses Go-style durations', () => {

@@ -1,0 +1,145 @@
+import { createSocket } from 'node:dgram';
+import { connect } from 'node:net';
+import dnsPacket from 'dns-packet';
+import { queryMessage, signMessage, type TsigKey, TYPE, verifyResponse } from './wire.ts';
+
+/** dns-packet decodes the header's rcode, its types do not say so. */
+const rcodeOf = (packet: object) => (packet as { rcode?: string }).rcode ?? 'NOERROR';
+
+/** Where the authoritative server listens. */
+export interface DnsServer {
+  host: string;
+  port: number;
+}
+
+/** A failure the server answered with (an rcode other than NOERROR), as opposed to no answer at all. */
+export class DnsRcodeError extends Error {
+  override name = 'DnsRcodeError';
+  readonly rcode: string;
+  constructor(what: string, rcode: string) {
+    super(`${what}: the DNS server answered ${rcode}`);
+    this.rcode = rcode;
+  }
+}
+
+export interface ZoneRecord {
+  name: string;
+  type: string;
+  data: unknown;
+}
+
+/** The server side of the DNS store: signed UPDATEs over UDP and signed zone transfers over TCP. */
+export interface DnsTransport {
+  update(message: Buffer, what: string): Promise<void>;
+  transfer(zone: string): Promise<ZoneRecord[]>;
+}
+
+export interface DnsClientOptions {
+  server: DnsServer;
+  key: TsigKey;
+  timeoutMs?: number;
+  /** Seconds since the epoch, for TSIG's time signed. */
+  now?: () => number;
+}
+
+/** RFC 2136 UPDATEs over UDP and AXFR over TCP, both signed with TSIG HMAC-SHA256. */
+export class DnsClient implements DnsTransport {
+  private readonly options: Required<DnsClientOptions>;
+
+  constructor(options: DnsClientOptions) {
+    this.options = { timeoutMs: 3_000, now: () => Math.floor(Date.now() / 1000), ...options };
+  }
+
+  /** Sends one signed UPDATE; resolves on NOERROR with a valid response MAC, else rejects naming the rcode. */
+  async update(message: Buffer, what: string): Promise<void> {
+    const { wire, mac } = signMessage(message, this.options.key, this.options.now());
+    const response = await this.exchangeUdp(wire, what);
+    const rcode = rcodeOf(dnsPacket.decode(response));
+    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode);
+    const verified = verifyResponse(response, this.options.key, mac);
+    if (!verified.ok) throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
+  }
+
+  /**
+   * Every record of the zone (AXFR over TCP, the request signed). The answers' signatures are not
+   * checked (RFC 8945 section 5.3.1's multi-message rules); the connection is TCP to the configured
+   * server.
+   */
+  transfer(zone: string): Promise<ZoneRecord[]> {
+    const { server, key, timeoutMs } = this.options;
+    const { wire } = signMessage(queryMessage(zone, TYPE.AXFR), key, this.options.now());
+    return new Promise((resolve, reject) => {
+      const socket = connect(server.port, server.host);
+      const records: ZoneRecord[] = [];
+      let buffered = Buffer.alloc(0);
+      let soas = 0;
+      const fail = (error: Error) => {
+        socket.destroy();
+        reject(error);
+      };
+      socket.setTimeout(timeoutMs, () =>
+        fail(new Error(`zone transfer of ${zone} from ${server.host}:${server.port} timed out`)),
+      );
+      socket.on('error', (error) =>
+        fail(new Error(`zone transfer of ${zone} from ${server.host}:${server.port}: ${error.message}`)),
+      );
+      socket.on('connect', () =>
+        socket.write(Buffer.concat([Buffer.from([wire.length >> 8, wire.length & 0xff]), wire])),
+      );
+      socket.on('data', (chunk: Buffer) => {
+        buffered = Buffer.concat([buffered, chunk]);
+        while (buffered.length >= 2) {
+          const length = buffered.readUInt16BE(0);
+          if (buffered.length < 2 + length) return;
+          const packet = dnsPacket.decode(buffered.subarray(2, 2 + length));
+          buffered = buffered.subarray(2 + length);
+          const rcode = rcodeOf(packet);
+          if (rcode !== 'NOERROR') return fail(new DnsRcodeError(`zone transfer of ${zone}`, rcode));
+          for (const answer of packet.answers ?? []) {
+            if (answer.type === 'SOA') soas++;
+            else
+              records.push({
+                name: answer.name.toLowerCase(),
+                type: answer.type,
+                data: (answer as { data?: unknown }).data,
+              });
+          }
+          // The transfer ends with the zone's SOA again.
+          if (soas >= 2) {
+            socket.end();
+            return resolve(records);
+          }
+        }
+      });
+      socket.on('close', () => {
+        if (soas < 2) fail(new Error(`zone transfer of ${zone} from ${server.host}:${server.port} ended early`));
+      });
+    });
+  }
+
+  private exchangeUdp(wire: Buffer, what: string): Promise<Buffer> {
+    const { server, timeoutMs } = this.options;
+    return new Promise((resolve, reject) => {
+      const socket = createSocket(server.host.includes(':') ? 'udp6' : 'udp4');
+      const id = wire.readUInt16BE(0);
+      const timer = setTimeout(() => {
+        socket.close();
+        reject(
+          new Error(`${what}: no answer from the DNS server ${server.host}:${server.port} within ${timeoutMs} ms`),
+        );
+      }, timeoutMs);
+      socket.on('error', (error) => {
+        clearTimeout(timer);
+        socket.close();
+        reject(new Error(`${what}: ${error.message}`));
+      });
+      socket.on('message', (message) => {
+        if (message.length < 2 || message.readUInt16BE(0) !== id) return; // not ours
+        clearTimeout(timer);
+        socket.close();
+        resolve(message);
+      });
+      socket.send(wire, server.port, server.host);
+    });
+  }
+}

@@ -1,0 +1,149 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../ports.ts';
+
+const run = promisify(execFile);
+
+export interface BindOptions {
+  zone?: string;
+  keyName?: string;
+  /** Keep this port across restarts (the DNS-down drill); default a free one. */
+  port?: number;
+}
+
+/**
+ * An authoritative BIND 9 (Debian's `named`) on 127.0.0.1 for tests and local runs: one primary zone
+ * that accepts updates and transfers signed with a TSIG key made here (HMAC-SHA256), everything in a
+ * temp dir, in the foreground. Stop and start keep the zone (its journal).
+ */
+export class BindServer {
+  readonly zone: string;
+  readonly keyName: string;
+  readonly secret = randomBytes(32);
+  port = 0;
+  dir = '';
+  private child: ChildProcess | undefined;
+  private log = '';
+  private readonly requestedPort: number | undefined;
+
+  constructor(options: BindOptions = {}) {
+    this.zone = options.zone ?? 'sites.staticsite.dev';
+    this.keyName = options.keyName ?? 'staticsite-controller';
+    this.requestedPort = options.port;
+  }
+
+  /** The key as BIND (and `tsig-keygen`) writes it: what `--dns-tsig-key-file` reads. */
+  keyFileText(): string {
+    return `key "${this.keyName}" {\n\talgorithm hmac-sha256;\n\tsecret "${this.secret.toString('base64')}";\n};\n`;
+  }
+
+  get keyFile(): string {
+    return join(this.dir, 'tsig.key');
+  }
+
+  async start(): Promise<this> {
+    if (!this.dir) {
+      this.dir = await mkdtemp(join(tmpdir(), 'staticsite-bind-'));
+      this.port = this.requestedPort ?? (await freePort());
+      await writeFile(this.keyFile, this.keyFileText());
+      await writeFile(
+        join(this.dir, 'zone.db'),
+        `$TTL 300\n@ IN SOA ns1.${this.zone}. hostmaster.${this.zone}. ( 1 3600 600 86400 60 )\n@ IN NS ns1.${this.zone}.\nns1 IN A 127.0.0.1\n`,
+      );
+      await writeFile(
+        join(this.dir, 'named.conf'),
+        [
+          `include "${this.keyFile}";`,
+          'options {',
+          `  directory "${this.dir}"; pid-file "${join(this.dir, 'named.pid')}";`,
+          `  session-keyfile "${join(this.dir, 'session.key')}"; managed-keys-directory "${this.dir}";`,
+          `  listen-on port ${this.port} { 127.0.0.1; }; listen-on-v6 { none; };`,
+          '  recursion no; dnssec-validation no; notify no; allow-query { 127.0.0.1; };',
+          '};',
+          'controls { };',
+          `zone "${this.zone}" { type primary; file "${join(this.dir, 'zone.db')}";`,
+          `  allow-update { key "${this.keyName}"; }; allow-transfer { key "${this.keyName}"; }; };`,
+          '',
+        ].join('\n'),
+      );
+    }
+    const named = await which('named');
+    this.log = '';
+    this.child = spawn(named, ['-g', '-c', join(this.dir, 'named.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.child.stderr?.on('data', (chunk: Buffer) => {
+      this.log = (this.log + chunk.toString()).slice(-8000);
+    });
+    const started = Date.now();
+    for (;;) {
+      if (this.child.exitCode !== null) throw new Error(`named exited: ${this.log}`);
+      if (this.log.includes('running')) return this;
+      if (Date.now() - started > 20_000) throw new Error(`named did not start within 20 s: ${this.log}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  /** Stops named; the zone and its journal stay for the next start. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    if (this.dir) await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Adds records with Debian's `nsupdate`, signed with the zone's key: another writer than ours, as an
+   * administrator or another tool sharing the zone would be. Each line is `NAME TTL TYPE DATA`.
+   */
+  async nsupdate(records: string[]): Promise<void> {
+    const script = [`server 127.0.0.1 ${this.port}`, ...records.map((r) => `update add ${r}`), 'send', ''].join('\n');
+    const child = spawn(
+      await which('nsupdate'),
+      ['-y', `hmac-sha256:${this.keyName}:${this.secret.toString('base64')}`],
+      {
+        stdio: ['pipe', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.stdin?.end(script);
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`nsupdate exited ${code}: ${stderr}`);
+  }
+
+  /** `dig +short` for one name and type, as a user would query the server. */
+  async dig(name: string, type: 'CNAME' | 'TXT' | 'ANY'): Promise<string[]> {
+    const { stdout } = await run(await which('dig'), [
+      '@127.0.0.1',
+      '-p',
+      String(this.port),
+      '+short',
+      '+norecurse',
+      name,
+      type,
+    ]);
+    return stdout.split('\n').filter((line) => line.trim() !== '');
+  }
+}
+
+async function which(command: string): Promise<string> {
+  for (const dir of ['/usr/sbin', '/usr/bin', '/sbin', '/bin']) {
+    try {
+      await run('test', ['-x', join(dir, command)]);
+      return join(dir, command);
+    } catch {}
+  }
+  throw new Error(`${command} is missing: apt-get install bind9 bind9-dnsutils (Debian's BIND 9 and dig)`);
+}
