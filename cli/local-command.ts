@@ -4,7 +4,7 @@ import { LocalSystem } from '../devenv/local-system.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const localUsage =
-  'staticsite local [--no-sample] [--exit-after-sample] | local pki --dir DIR [--server URL] | local simulate-nodes --kubeconfig F';
+  'staticsite local [--dns] [--no-sample] [--exit-after-sample] | local pki --dir DIR [--server URL] | local simulate-nodes --kubeconfig F';
 
 /** `staticsite local pki`: the control plane's PKI and an admin kubeconfig, for docker-compose. */
 async function pkiCommand(args: string[], io: CommandIO): Promise<number> {
@@ -52,12 +52,13 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
     options: {
       'no-sample': { type: 'boolean', default: false },
       'exit-after-sample': { type: 'boolean', default: false },
+      dns: { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
   });
   const say = (line: string) => io.stdout(`${line}\n`);
-  const system = new LocalSystem({ log: say });
+  const system = new LocalSystem({ log: say, dns: values.dns });
   await system.start();
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -73,6 +74,7 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
         'everything is running. Try:',
         `  export KUBECONFIG=${cp.kubeconfigPath} PATH=${cp.binDir}:$PATH`,
         '  kubectl get staticsites -A',
+        ...(system.dns ? [`  dig @127.0.0.1 -p ${system.dns.port} hello.demo.${system.dns.zone}`] : []),
         `logs: ${cp.dir}/*.log`,
         'Ctrl-C stops every process and removes the temp dir.',
       ].join('\n'),

@@ -72,6 +72,17 @@ export async function showSample(system: LocalSystem, say: (line: string) => voi
   say(
     `  status: Ready=${condition?.status} (${condition?.reason}: ${condition?.message}), readyReplicas ${ready.status?.readyReplicas}, url ${ready.status?.url}`,
   );
+  if (system.dns) {
+    const hostname = ready.spec.hostname ?? '';
+    const query = `dig @127.0.0.1 -p ${system.dns.port} ${hostname} CNAME`;
+    const answer = await eventually(
+      'the sample record in DNS',
+      async () => (await system.dns?.dig(hostname, 'CNAME'))?.[0],
+      30_000,
+      200,
+    );
+    say(`  external record: ${query} -> ${answer}`);
+  }
   for (const file of await readdir(system.recordsDir)) {
     say(
       `  external record: ${join(system.recordsDir, file)} = ${JSON.stringify(JSON.parse(await readFile(join(system.recordsDir, file), 'utf8')))}`,

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { ControlPlane } from './controlplane.ts';
 import { eventually } from './crds.ts';
+import { BindServer } from './dns/bind.ts';
 import { ManagedProcess } from './managed-process.ts';
 import { NodeSimulator } from './node-simulator.ts';
 import { packageFile } from './package-root.ts';
@@ -36,8 +37,13 @@ async function httpOk(url: string): Promise<boolean> {
   }
 }
 
+/** Where `staticsite local --dns` runs its DNS server (UDP and TCP). */
+export const LOCAL_DNS_PORT = 8053;
+
 export interface LocalSystemOptions {
   log?: (line: string) => void;
+  /** Keep the external records in a local BIND 9 (RFC 2136 + TSIG) instead of files. */
+  dns?: boolean;
 }
 
 /**
@@ -54,13 +60,17 @@ export class LocalSystem {
   private controllerKubeconfig = '';
   private certsKubeconfig = '';
   private readonly log: (line: string) => void;
+  /** The DNS server of `--dns`, else undefined (records in files). */
+  readonly dns: BindServer | undefined;
 
   constructor(options: LocalSystemOptions = {}) {
     this.log = options.log ?? (() => {});
+    this.dns = options.dns ? new BindServer({ port: LOCAL_DNS_PORT }) : undefined;
   }
 
   async start(): Promise<this> {
-    for (const [name, port] of Object.entries(LOCAL_PORTS)) {
+    const ports = { ...LOCAL_PORTS, ...(this.dns && { dns: LOCAL_DNS_PORT }) };
+    for (const [name, port] of Object.entries(ports)) {
       if (!(await portFree(port))) {
         throw new Error(`port ${port} (${name}) is in use on 127.0.0.1: stop what listens there and try again`);
       }
@@ -125,9 +135,14 @@ export class LocalSystem {
     await this.waitReady('webhook', `http://127.0.0.1:${LOCAL_PORTS.webhookMetrics}/readyz`);
     this.log(`webhook: https://127.0.0.1:${LOCAL_PORTS.webhook} (metrics :${LOCAL_PORTS.webhookMetrics})`);
 
+    if (this.dns) {
+      await this.dns.start();
+      this.log(`dns: BIND 9 on 127.0.0.1:${this.dns.port}, zone ${this.dns.zone}, TSIG key ${this.dns.keyFile}`);
+    }
     this.controllerKubeconfig = await kubeconfig('staticsite-controller');
     await this.startController();
-    this.log(`controller: records in ${this.recordsDir} (metrics :${LOCAL_PORTS.controllerMetrics})`);
+    const records = this.dns ? `in the DNS zone ${this.dns.zone}` : `in ${this.recordsDir}`;
+    this.log(`controller: records ${records} (metrics :${LOCAL_PORTS.controllerMetrics})`);
   }
 
   /** `staticsite certs bootstrap` as the local system runs it, without --watch. */
@@ -161,7 +176,14 @@ export class LocalSystem {
     this.spawn('controller', [
       'controller',
       `--kubeconfig=${this.controllerKubeconfig}`,
-      `--records-dir=${this.recordsDir}`,
+      ...(this.dns
+        ? [
+            `--records=dns:127.0.0.1:${this.dns.port}`,
+            `--dns-zone=${this.dns.zone}`,
+            `--dns-tsig-key-file=${this.dns.keyFile}`,
+            '--dns-owner-id=local',
+          ]
+        : [`--records-dir=${this.recordsDir}`]),
       `--metrics-port=${LOCAL_PORTS.controllerMetrics}`,
       '--leader-elect',
       `--leader-elect-namespace=${DEFAULT_NAMESPACE}`,
@@ -205,6 +227,7 @@ export class LocalSystem {
   async stop(): Promise<void> {
     for (const name of ['controller', 'webhook', 'certs'] as const) await this.processes.get(name)?.stop();
     await this.nodes?.stop();
+    await this.dns?.dispose();
     await this.controlPlane.stop();
   }
 }
