@@ -15,7 +15,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources: everything .dockerignore lets through; tsconfig.build.json names the folders that build.
 COPY . .
 RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
- && mkdir -p /owned/pki /owned/webhook-certs /owned/records
+ && mkdir -p /owned/pki /owned/webhook-certs /owned/records /owned/dns
 
 # Runtime: Node 24 with no shell and no package manager, as the nonroot user (65532).
 FROM ${RUNTIME_BASE}

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { showSample, simulateNodes, writeLocalPki } from '../devenv/local-commands.ts';
+import { showSample, simulateNodes, writeLocalDnsConfig, writeLocalPki } from '../devenv/local-commands.ts';
 import { LocalSystem } from '../devenv/local-system.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const localUsage =
-  'staticsite local [--dns] [--no-sample] [--exit-after-sample] | local pki --dir DIR [--server URL] | local simulate-nodes --kubeconfig F';
+  'staticsite local [--dns] [--no-sample] [--exit-after-sample] | local pki --dir DIR [--server URL] | local dns-config --dir DIR [--port 8053] | local simulate-nodes --kubeconfig F';
 
 /** `staticsite local pki`: the control plane's PKI and an admin kubeconfig, for docker-compose. */
 async function pkiCommand(args: string[], io: CommandIO): Promise<number> {
@@ -16,6 +16,23 @@ async function pkiCommand(args: string[], io: CommandIO): Promise<number> {
   });
   if (!values.dir) throw new UsageError('--dir is required');
   io.stdout(`${await writeLocalPki(values.dir, values.server)}\n`);
+  return 0;
+}
+
+/** `staticsite local dns-config`: BIND 9's configuration, zone and TSIG key, for docker-compose. */
+async function dnsConfigCommand(args: string[], io: CommandIO): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { dir: { type: 'string' }, port: { type: 'string', default: '8053' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values.dir) throw new UsageError('--dir is required');
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new UsageError(`--port must be a port (1-65535), got "${values.port}"`);
+  }
+  io.stdout(`${await writeLocalDnsConfig(values.dir, port)}\n`);
   return 0;
 }
 
@@ -47,6 +64,7 @@ function untilSignal(): Promise<void> {
 export async function localCommand(args: string[], io: CommandIO): Promise<number> {
   if (args[0] === 'pki') return pkiCommand(args.slice(1), io);
   if (args[0] === 'simulate-nodes') return simulateNodesCommand(args.slice(1), io);
+  if (args[0] === 'dns-config') return dnsConfigCommand(args.slice(1), io);
   const { values } = parseArgs({
     args,
     options: {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { FINALIZER } from '../api/index.ts';
 import { kubeconfigYaml } from './controlplane.ts';
 import { eventually } from './crds.ts';
+import { writeBindConfig } from './dns/bind.ts';
 import { KubeHttp } from './kube-http.ts';
 import { readKubeconfig } from './kubeconfig.ts';
 import type { LocalSystem } from './local-system.ts';
@@ -88,6 +90,17 @@ export async function showSample(system: LocalSystem, say: (line: string) => voi
       `  external record: ${join(system.recordsDir, file)} = ${JSON.stringify(JSON.parse(await readFile(join(system.recordsDir, file), 'utf8')))}`,
     );
   }
+}
+
+/**
+ * BIND 9's files for docker-compose's `dns` service (named.conf, the zone, a new TSIG key), written
+ * once: kept when the directory already holds them, so a restart keeps the zone and the key.
+ */
+export async function writeLocalDnsConfig(dir: string, port: number): Promise<string> {
+  if (existsSync(join(dir, 'named.conf'))) return `${dir} already holds a DNS configuration; keeping it`;
+  const zone = 'sites.staticsite.dev';
+  await writeBindConfig(dir, { zone, keyName: 'staticsite-controller', secret: randomBytes(32), port });
+  return `wrote named.conf, zone ${zone} and tsig.key to ${dir}: dig @127.0.0.1 -p ${port} hello.demo.${zone}`;
 }
 
 /**

@@ -36,11 +36,6 @@ export class BindServer {
     this.requestedPort = options.port;
   }
 
-  /** The key as BIND (and `tsig-keygen`) writes it: what `--dns-tsig-key-file` reads. */
-  keyFileText(): string {
-    return `key "${this.keyName}" {\n\talgorithm hmac-sha256;\n\tsecret "${this.secret.toString('base64')}";\n};\n`;
-  }
-
   get keyFile(): string {
     return join(this.dir, 'tsig.key');
   }
@@ -49,27 +44,7 @@ export class BindServer {
     if (!this.dir) {
       this.dir = await mkdtemp(join(tmpdir(), 'staticsite-bind-'));
       this.port = this.requestedPort ?? (await freePort());
-      await writeFile(this.keyFile, this.keyFileText());
-      await writeFile(
-        join(this.dir, 'zone.db'),
-        `$TTL 300\n@ IN SOA ns1.${this.zone}. hostmaster.${this.zone}. ( 1 3600 600 86400 60 )\n@ IN NS ns1.${this.zone}.\nns1 IN A 127.0.0.1\n`,
-      );
-      await writeFile(
-        join(this.dir, 'named.conf'),
-        [
-          `include "${this.keyFile}";`,
-          'options {',
-          `  directory "${this.dir}"; pid-file "${join(this.dir, 'named.pid')}";`,
-          `  session-keyfile "${join(this.dir, 'session.key')}"; managed-keys-directory "${this.dir}";`,
-          `  listen-on port ${this.port} { 127.0.0.1; }; listen-on-v6 { none; };`,
-          '  recursion no; dnssec-validation no; notify no; allow-query { 127.0.0.1; };',
-          '};',
-          'controls { };',
-          `zone "${this.zone}" { type primary; file "${join(this.dir, 'zone.db')}";`,
-          `  allow-update { key "${this.keyName}"; }; allow-transfer { key "${this.keyName}"; }; };`,
-          '',
-        ].join('\n'),
-      );
+      await writeBindConfig(this.dir, this);
     }
     const named = await which('named');
     this.log = '';
@@ -136,6 +111,51 @@ export class BindServer {
     ]);
     return stdout.split('\n').filter((line) => line.trim() !== '');
   }
+}
+
+export interface BindConfig {
+  zone: string;
+  keyName: string;
+  secret: Buffer;
+  port: number;
+}
+
+/**
+ * named.conf, the zone and the TSIG key (BIND's format, as `tsig-keygen` writes it and
+ * `--dns-tsig-key-file` reads it) in `dir`, with absolute paths into it: a primary zone on
+ * 127.0.0.1:PORT that takes updates and transfers signed with the key. `staticsite local` and docker
+ * compose (`local dns-config`) run named on these files.
+ */
+export async function writeBindConfig(dir: string, config: BindConfig): Promise<void> {
+  const { zone, keyName, secret, port } = config;
+  const keyFile = join(dir, 'tsig.key');
+  await writeFile(
+    keyFile,
+    `key "${keyName}" {\n\talgorithm hmac-sha256;\n\tsecret "${secret.toString('base64')}";\n};\n`,
+    {
+      mode: 0o644,
+    },
+  );
+  await writeFile(
+    join(dir, 'zone.db'),
+    `$TTL 300\n@ IN SOA ns1.${zone}. hostmaster.${zone}. ( 1 3600 600 86400 60 )\n@ IN NS ns1.${zone}.\nns1 IN A 127.0.0.1\n`,
+  );
+  await writeFile(
+    join(dir, 'named.conf'),
+    [
+      `include "${keyFile}";`,
+      'options {',
+      `  directory "${dir}"; pid-file "${join(dir, 'named.pid')}";`,
+      `  session-keyfile "${join(dir, 'session.key')}"; managed-keys-directory "${dir}";`,
+      `  listen-on port ${port} { 127.0.0.1; }; listen-on-v6 { none; };`,
+      '  recursion no; dnssec-validation no; notify no; allow-query { 127.0.0.1; };',
+      '};',
+      'controls { };',
+      `zone "${zone}" { type primary; file "${join(dir, 'zone.db')}";`,
+      `  allow-update { key "${keyName}"; }; allow-transfer { key "${keyName}"; }; };`,
+      '',
+    ].join('\n'),
+  );
 }
 
 async function which(command: string): Promise<string> {

@@ -6,6 +6,7 @@
 #   staticsite-local/nodejs24-runtime:nonroot    runtime base (in place of distroless nodejs24)
 #   staticsite-operator:<version>                the Dockerfile, built on those two bases
 #   staticsite-local/nginx-unprivileged:bookworm the site image (in place of nginxinc/nginx-unprivileged)
+#   staticsite-local/bind9:9.18                  compose's DNS server (in place of internetsystemsconsortium/bind9)
 #   staticsite-local/{etcd,kube-apiserver,kube-controller-manager,kubectl}:<version>
 #                                                from the control plane's own binaries
 #   staticsite-local/pause:3.10                  the test node's pod sandbox (devenv/node)
@@ -115,6 +116,11 @@ docker_build -t "$operator_image" --build-arg "BUILD_BASE=$build_base" --build-a
 site_image="$LOCAL/nginx-unprivileged:bookworm"
 site_key=$( (echo "$debian_key"; cat "$here/site/Dockerfile" "$here/site/nginx.conf" "$here/site/index.html") | hash_of)
 build_keyed "$site_image" "$site_key" "$here/site" "$here/site/Dockerfile" --build-arg "DEBIAN_BASE=$debian_image"
+
+# 4b. The DNS server for docker compose (in place of internetsystemsconsortium/bind9).
+bind_image="$LOCAL/bind9:9.18"
+bind_key=$( (echo "$debian_key"; cat "$here/bind9/Dockerfile") | hash_of)
+build_keyed "$bind_image" "$bind_key" "$here/bind9" "$here/bind9/Dockerfile" --build-arg "DEBIAN_BASE=$debian_image"
 
 # 5. The Kubernetes components, from the control plane's binaries.
 bin=$(bash "$repo/devenv/controlplane/build.sh")

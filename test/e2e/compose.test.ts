@@ -13,7 +13,7 @@ const root = new URL('../../', import.meta.url).pathname;
 const PROJECT = 'staticsite-e2e';
 const compose = ['compose', '-p', PROJECT, '-f', 'docker-compose.yml', '-f', 'docker-compose.local.yml'];
 /** The host ports the stack listens on (every service uses the host network). */
-const HOST_PORTS = [2379, 2380, 6443, 8080, 8081, 8082, 8443, 10257];
+const HOST_PORTS = [2379, 2380, 6443, 8053, 8080, 8081, 8082, 8443, 10257];
 
 function composeRun(args: readonly string[], timeoutMs = 300_000) {
   return runCommand('docker', [...compose, ...args], { cwd: root, timeoutMs });
@@ -103,6 +103,25 @@ describe('e2e: docker compose up -d (local images)', function () {
     expect(deployment.metadata.ownerReferences).to.deep.include.members([
       { ...deployment.metadata.ownerReferences?.[0], kind: 'StaticSite', name: 'hello', controller: true },
     ]);
+  });
+
+  it("the sample's record answers dig from the host, from the compose DNS server", async () => {
+    const answer = await eventually(
+      'dig answers hello.demo.sites.staticsite.dev',
+      async () => {
+        const result = await runCommand(
+          'dig',
+          ['@127.0.0.1', '-p', '8053', '+short', 'hello.demo.sites.staticsite.dev', 'CNAME'],
+          {
+            cwd: root,
+            timeoutMs: 10_000,
+          },
+        );
+        return result.code === 0 && result.stdout.trim() !== '' ? result.stdout.trim() : undefined;
+      },
+      60_000,
+    );
+    expect(answer).to.equal('hello.demo.svc.cluster.local.');
   });
 
   it('docker compose logs shows the JSON logs of the webhook and the controller', async () => {

@@ -53,6 +53,7 @@ describe('docker-compose.yml matches the control plane of the tests', () => {
       'apply-local-overlay': `staticsite-local/kubectl:${kubernetesVersion}`,
       'sample-site': `staticsite-local/kubectl:${kubernetesVersion}`,
       kubectl: `staticsite-local/kubectl:${kubernetesVersion}`,
+      dns: 'staticsite-local/bind9:9.18',
     };
     expect(Object.keys(localOverride.services).sort()).to.deep.equal(Object.keys(compose.services).sort());
     for (const [name, override] of Object.entries(localOverride.services)) {
@@ -70,6 +71,9 @@ describe('docker-compose.yml matches the control plane of the tests', () => {
     expect(buildScript).to.include('build_base="$LOCAL/node:24"');
     expect(buildScript).to.include('runtime_base="$LOCAL/nodejs24-runtime:nonroot"');
     expect(buildScript).to.include('tag="$LOCAL/$component:$tag_version"');
+    expect(buildScript).to.include('bind_image="$LOCAL/bind9:9.18"');
+    // The same BIND release line as the official image the file names.
+    expect(service('dns').image).to.equal('internetsystemsconsortium/bind9:9.18');
   });
 
   it('starts kube-apiserver with the harness flags', () => {
