@@ -12,6 +12,7 @@ import { testCluster } from '../support/shared.ts';
 const NS = 'dns-e2e';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
 const EVENTS = `/api/v1/namespaces/${NS}/events`;
+const SYS = 'dns-e2e-system';
 
 interface Site {
   metadata: { name: string; finalizers?: string[]; deletionTimestamp?: string; resourceVersion?: string };
@@ -47,9 +48,17 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
         'e2e-cluster',
         '--resync-period',
         '2s',
+        '--leader-elect',
+        '--leader-elect-namespace',
+        SYS,
       ],
     });
     await eventually(`${identity} /readyz`, async () => (await controller?.probe('/readyz')) === 200, 30_000);
+    await eventually(
+      `${identity} leads`,
+      async () => (await controller?.metric('leader_election_master_status')) === 1,
+      60_000,
+    );
   };
   const create = async (name: string, hostname?: string) => {
     const res = await cp.admin.post<Site>(SITES, {
@@ -87,6 +96,7 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
     ({ controlPlane: cp } = await testCluster());
     await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
     await cp.ensureNamespace(NS);
+    await cp.ensureNamespace(SYS);
     await bind.start();
     logDir = await mkdtemp(join(tmpdir(), 'dns-ctrl-logs-'));
     await start('dns-a');
@@ -99,6 +109,7 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
     for (const s of left.body?.items ?? [])
       await cp.admin.patch(`${SITES}/${s.metadata.name}`, { metadata: { finalizers: null } });
     await cp.admin.delete(`/api/v1/namespaces/${NS}`);
+    await cp.admin.delete(`/api/v1/namespaces/${SYS}`);
     await uninstallCrd(cp.admin, CRD_NAME);
     await bind.dispose();
     await rm(logDir, { recursive: true, force: true });
@@ -119,8 +130,8 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
     await answers(`shop.${NS}.sites.staticsite.dev`, []);
   });
 
-  it('a leader handover keeps every record: the new controller finds them owned and leaves them be', async () => {
-    await controller?.stop();
+  it('a leader handover keeps every record: the new leader finds them owned and leaves them be', async () => {
+    await controller?.stop(); // releases its Lease on the way out
     await start('dns-b');
     await new Promise((resolve) => setTimeout(resolve, 3_000)); // resyncs at 2 s
     expect(await bind.dig('shop.sites.staticsite.dev', 'CNAME')).to.deep.equal([`shop.${NS}.svc.cluster.local.`]);
