@@ -116,6 +116,28 @@ const BARE_SERVER = `
   }).listen(Number(process.argv[2]), '127.0.0.1');
   process.on('SIGTERM', () => process.exit(0));`;
 
+/** Rate and memory after the same load, per round. */
+function loadedMemory() {
+  return {
+    rssAfter: [] as number[],
+    anonAfter: [] as number[],
+    fileAfter: [] as number[],
+    peak: [] as number[],
+    rate: [] as number[],
+  };
+}
+
+/** Runs the load against a server, then records its rate and its memory a second later. */
+async function measureLoaded(into: ReturnType<typeof loadedMemory>, pid: number, run: () => Promise<number>) {
+  into.rate.push(await run());
+  await sleep(1000);
+  const after = memoryMb(pid);
+  into.rssAfter.push(after.rss);
+  into.anonAfter.push(after.anon);
+  into.fileAfter.push(after.file);
+  into.peak.push(after.peak);
+}
+
 const cli = builtCli();
 const cp = await new ControlPlane().start();
 const report: Record<string, unknown> = { node: process.version, cpus: cpus().length, loadBefore: loadavg() };
@@ -123,22 +145,8 @@ try {
   await installCrd(cp.admin, buildCrd());
   const certs = await loopbackCerts();
   const review = validateReview().text;
-  const webhook = {
-    toFirstReviewCpu: [] as number[],
-    readyRss: [] as number[],
-    rssAfter: [] as number[],
-    anonAfter: [] as number[],
-    fileAfter: [] as number[],
-    peak: [] as number[],
-    rate: [] as number[],
-  };
-  const bare = {
-    rssAfter: [] as number[],
-    anonAfter: [] as number[],
-    fileAfter: [] as number[],
-    peak: [] as number[],
-    rate: [] as number[],
-  };
+  const webhook = { toFirstReviewCpu: [] as number[], readyRss: [] as number[], ...loadedMemory() };
+  const bare = loadedMemory();
   const bootstrap = { cpu: [] as number[], peak: [] as number[] };
   const controller = { toReadyCpu: [] as number[], readyRss: [] as number[] };
 
@@ -165,13 +173,7 @@ try {
       webhook.toFirstReviewCpu.push(cpuSeconds(pid));
       await until('webhook ready', async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, child);
       webhook.readyRss.push(memoryMb(pid).rss);
-      webhook.rate.push(await load(url, review, REVIEWS, certs.ca.certPem));
-      await sleep(1000);
-      const after = memoryMb(pid);
-      webhook.rssAfter.push(after.rss);
-      webhook.anonAfter.push(after.anon);
-      webhook.fileAfter.push(after.file);
-      webhook.peak.push(after.peak);
+      await measureLoaded(webhook, pid, () => load(url, review, REVIEWS, certs.ca.certPem));
       await stop(child);
     }
     // The floor: a bare Node HTTPS server, the same client and count.
@@ -180,13 +182,7 @@ try {
       const child = spawn(process.execPath, ['-e', BARE_SERVER, certs.dir, String(port)], { stdio: 'inherit' });
       const url = `https://127.0.0.1:${port}/validate`;
       await until('bare server answers', async () => (await load(url, review, 1, certs.ca.certPem)) > 0, child);
-      bare.rate.push(await load(url, review, REVIEWS, certs.ca.certPem));
-      await sleep(1000);
-      const after = memoryMb(child.pid as number);
-      bare.rssAfter.push(after.rss);
-      bare.anonAfter.push(after.anon);
-      bare.fileAfter.push(after.file);
-      bare.peak.push(after.peak);
+      await measureLoaded(bare, child.pid as number, () => load(url, review, REVIEWS, certs.ca.certPem));
       await stop(child);
     }
     // The cert bootstrapper: a first bootstrap into a new Secret, to its exit.
