@@ -65,28 +65,35 @@ export function errorSet(message: string): string {
   return `${match[1]}[${errors.sort().join(', ')}]`;
 }
 
-/** JSON with sorted keys, and each way's own namespace (compare-a … compare-f) as one placeholder. */
-function comparable(v: unknown): string {
-  const sorted = JSON.stringify(v ?? null, (_k, x) =>
+/** JSON with its object keys sorted: the same value always gives the same text. */
+export const stableJson = (v: unknown) =>
+  JSON.stringify(v ?? null, (_k, x) =>
     x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x,
   );
-  return sorted.replace(/\.compare-[a-f]\./g, '.<namespace>.');
-}
 
-function value(o: Outcome, aspect: Aspect): string {
+/**
+ * One aspect of an outcome as comparable text. `acrossWays`: each way runs in a namespace of its own
+ * (compare-a … compare-f), so a value made from the namespace (the default hostname) is compared with
+ * the namespace as one placeholder.
+ */
+export function aspectValue(o: Outcome, aspect: Aspect, options: { acrossWays?: boolean } = {}): string {
   switch (aspect) {
     case 'verdict':
       return o.allowed ? 'allowed' : `denied ${o.code}`;
-    case 'warnings':
-      return JSON.stringify(o.warnings);
-    case 'spec':
-      return comparable(o.spec);
-    case 'finalizers':
-      return JSON.stringify(o.finalizers);
     case 'message':
       return errorSet(o.message);
+    case 'warnings':
+      return stableJson(o.warnings);
+    case 'spec':
+      return options.acrossWays
+        ? stableJson(o.spec).replace(/\.compare-[a-f]\./g, '.<namespace>.')
+        : stableJson(o.spec);
+    case 'finalizers':
+      return stableJson(o.finalizers);
   }
 }
+
+const value = (o: Outcome, aspect: Aspect) => aspectValue(o, aspect, { acrossWays: true });
 
 /**
  * Each rule against each way, measured against C (the production setup, CRD with its rules plus the

@@ -21,7 +21,7 @@ import { loopbackCerts } from '../webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../webhook-configs.ts';
 import { WebhookProcess } from '../webhook-process.ts';
 import { type CompareCase, WEBHOOK_ONLY_BEHAVIOURS, type WebhookOnlyBehaviour } from './corpus.ts';
-import { errorSet, type RuleRow, ruleTable } from './rules.ts';
+import { aspectValue, errorSet, type RuleRow, ruleTable } from './rules.ts';
 
 export const MODES = {
   A: 'schema-only (CRD schema + CEL, no webhook)',
@@ -204,26 +204,6 @@ async function direct(client: ReviewClient, c: CompareCase, namespace: string): 
     finalizers: object.metadata?.finalizers ?? [],
     latencyMs,
   };
-}
-
-const stableJson = (v: unknown) =>
-  JSON.stringify(v ?? null, (_k, x) =>
-    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x,
-  );
-
-function aspectValue(o: Outcome, aspect: Aspect): string {
-  switch (aspect) {
-    case 'verdict':
-      return o.allowed ? 'allowed' : `denied ${o.code}`;
-    case 'message':
-      return errorSet(o.message);
-    case 'warnings':
-      return stableJson(o.warnings);
-    case 'spec':
-      return stableJson(o.spec);
-    case 'finalizers':
-      return stableJson(o.finalizers);
-  }
 }
 
 const POLICY_DENIAL =

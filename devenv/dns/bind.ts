@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -161,9 +162,9 @@ export async function writeBindConfig(dir: string, config: BindConfig): Promise<
 async function which(command: string): Promise<string> {
   for (const dir of ['/usr/sbin', '/usr/bin', '/sbin', '/bin']) {
     try {
-      await run('test', ['-x', join(dir, command)]);
+      await access(join(dir, command), constants.X_OK);
       return join(dir, command);
     } catch {}
   }
-  throw new Error(`${command} is missing: apt-get install bind9 bind9-dnsutils (Debian's BIND 9 and dig)`);
+  throw new Error(`${command} is missing: apt-get install bind9 bind9-dnsutils (Debian's BIND 9, dig and nsupdate)`);
 }
