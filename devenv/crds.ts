@@ -51,8 +51,24 @@ export async function installCrd(client: KubeHttp, crd: CustomResourceDefinition
   }
 }
 
-/** Deletes a CRD (and so every object of it) and waits until it is gone. */
+interface CrdConditions {
+  status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+}
+
+/**
+ * Deletes a CRD (and so every object of it) and waits until it is gone. The API server's CRD
+ * finalizer polls every 5 s for up to a minute per attempt while objects remain, hence the minute and
+ * a half; a timeout names the CRD's conditions, which say what the finalizer is waiting for.
+ */
 export async function uninstallCrd(client: KubeHttp, name: string): Promise<void> {
   await client.delete(`${CRDS}/${name}`);
-  await eventually(`CRD ${name} deleted`, async () => (await client.get(`${CRDS}/${name}`)).status === 404, 60_000);
+  try {
+    await eventually(`CRD ${name} deleted`, async () => (await client.get(`${CRDS}/${name}`)).status === 404, 90_000);
+  } catch (error) {
+    const crd = await client.get<CrdConditions>(`${CRDS}/${name}`);
+    const conditions = (crd.body.status?.conditions ?? []).map(
+      (c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`,
+    );
+    throw new Error(`${(error as Error).message}; its conditions: ${conditions.join('; ') || 'none'}`);
+  }
 }

@@ -22,7 +22,9 @@ const SECRET = 'certs-e2e-tls';
 const CA_SECRET = `${SECRET}-ca`;
 const WEBHOOK_CONFIG = 'certs-e2e-webhook';
 const GROUP = 'certs.staticsite.test';
-const CRD_NAME = `staticsites.${GROUP}`;
+// Names of its own, so that `kubectl get staticsites` elsewhere never resolves to this CRD.
+const PLURAL = 'certsites';
+const CRD_NAME = `${PLURAL}.${GROUP}`;
 const CLUSTER_ROLE = 'certs-e2e-staticsite-certs';
 const SA = 'staticsite-certs';
 
@@ -57,7 +59,8 @@ type Doc = {
 
 function testCrd(): CustomResourceDefinition {
   const crd = buildCrd({ conversionClientConfig: { url: 'https://127.0.0.1:9/convert' } });
-  return { ...crd, metadata: { name: CRD_NAME }, spec: { ...crd.spec, group: GROUP } };
+  const names = { kind: 'CertSite', listKind: 'CertSiteList', plural: PLURAL, singular: 'certsite' };
+  return { ...crd, metadata: { name: CRD_NAME }, spec: { ...crd.spec, group: GROUP, names } };
 }
 
 function webhookConfig(kind: 'Mutating' | 'Validating', entries: string[]) {
@@ -72,7 +75,7 @@ function webhookConfig(kind: 'Mutating' | 'Validating', entries: string[]) {
       failurePolicy: 'Ignore',
       timeoutSeconds: 2,
       clientConfig: { url: `https://127.0.0.1:9/${kind.toLowerCase()}` },
-      rules: [{ operations: ['CREATE'], apiGroups: [GROUP], apiVersions: ['v1'], resources: ['staticsites'] }],
+      rules: [{ operations: ['CREATE'], apiGroups: [GROUP], apiVersions: ['v1'], resources: [PLURAL] }],
     })),
   };
 }

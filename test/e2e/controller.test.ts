@@ -265,7 +265,16 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
     expect(ready(s)?.message).to.equal(kubectl.stdout.trim());
     expect(ready(s)?.reason).to.equal('Available');
     // Progressing and Degraded, and the CRD's printer columns as the real kubectl prints them.
-    const wide = await cp.kubectl(['get', 'staticsite', 'alpha', '-n', NS, '-o', 'wide', '--no-headers']);
+    const wide = await cp.kubectl([
+      'get',
+      'staticsites.staticsite.dev',
+      'alpha',
+      '-n',
+      NS,
+      '-o',
+      'wide',
+      '--no-headers',
+    ]);
     expect(wide.stdout.trim().split(/\s+/).slice(0, 7)).to.deep.equal([
       'alpha',
       '2',
@@ -612,7 +621,7 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
     running.delete(leader);
     const released = await cp.admin.must<Lease>('GET', LEASE);
     expect(released.spec.holderIdentity).to.equal('');
-    const deleted = await cp.kubectl(['delete', 'staticsite', 'eps', '-n', NS, '--wait=false']);
+    const deleted = await cp.kubectl(['delete', 'staticsites.staticsite.dev', 'eps', '-n', NS, '--wait=false']);
     expect(deleted.code).to.equal(0);
     const waiting = (await getSite('eps')) as Site;
     expect(waiting.metadata.deletionTimestamp).to.be.a('string');
@@ -848,7 +857,7 @@ describe('e2e: the controller limited to one namespace, under the single-namespa
     // Not one request of the controller was refused.
     expect(await c.metric('staticsite_controller_api_requests_total', { code: '403' })).to.equal(0);
     // Deletion finishes under the same permissions.
-    const deleted = await cp.kubectl(['delete', 'staticsite', 'solo', '-n', SITES_NS, '--timeout=60s']);
+    const deleted = await cp.kubectl(['delete', 'staticsites.staticsite.dev', 'solo', '-n', SITES_NS, '--timeout=60s']);
     expect(deleted.code, deleted.stderr).to.equal(0);
     expect((await readdir(recordsDir)).filter((f) => f.endsWith('.json'))).to.deep.equal([]);
   });

@@ -103,7 +103,7 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
   });
 
   after(async function () {
-    this.timeout(60_000);
+    this.timeout(150_000);
     await controller?.stop();
     const left = await cp.admin.get<{ items: Site[] }>(SITES);
     for (const s of left.body?.items ?? [])

@@ -195,7 +195,7 @@ describe('e2e: hostname claims, on a real control plane, without the webhook', f
   it('the holder deleted: its record, then its claim go, and one of the others takes the hostname', async () => {
     const { holder } = await oneHolder(20);
     const name = holder.split('/')[1] as string;
-    const deleted = await cp.kubectl(['delete', 'staticsite', name, '-n', NS, '--timeout=60s']);
+    const deleted = await cp.kubectl(['delete', 'staticsites.staticsite.dev', name, '-n', NS, '--timeout=60s']);
     expect(deleted.code, deleted.stderr).to.equal(0);
     const next = await oneHolder(19);
     expect(next.holder).to.not.equal(holder);
@@ -205,7 +205,7 @@ describe('e2e: hostname claims, on a real control plane, without the webhook', f
 
   it('kubectl delete of them all finishes: no site stuck Terminating, no record, no claim left', async function () {
     const started = Date.now();
-    const deleted = await cp.kubectl(['delete', 'staticsites', '--all', '-n', NS, '--timeout=90s']);
+    const deleted = await cp.kubectl(['delete', 'staticsites.staticsite.dev', '--all', '-n', NS, '--timeout=90s']);
     expect(deleted.code, deleted.stderr).to.equal(0);
     expect(await listSites()).to.deep.equal([]);
     if (this.test) this.test.title += ` [${Date.now() - started} ms]`;

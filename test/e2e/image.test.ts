@@ -201,7 +201,7 @@ describe('e2e: the image (npm run image, docker run)', function () {
     });
 
     after(async function () {
-      this.timeout(60_000);
+      this.timeout(150_000);
       if (container) await docker(['rm', '-f', container]);
       if (cp) {
         await cp.admin.delete(`${MUTATING_CONFIGS}/staticsite-image`);

@@ -65,7 +65,8 @@ describe('cli: staticsite validate over many files, several CRDs', function () {
   let bigDenial = '';
   let prodDenial = '';
 
-  before(async () => {
+  before(async function () {
+    this.timeout(240_000);
     const { controlPlane: cp } = await testCluster();
     await cp.ensureNamespace('validate-many');
     await installCrd(cp.admin, widgetCrd as unknown as CustomResourceDefinition);
