@@ -14,6 +14,8 @@ export interface BindOptions {
   keyName?: string;
   /** Keep this port across restarts (the DNS-down drill); default a free one. */
   port?: number;
+  /** BIND's transfer-message-size (bytes, 512 and up): small splits a zone transfer into many messages. */
+  transferMessageSize?: number;
 }
 
 /**
@@ -30,11 +32,13 @@ export class BindServer {
   private child: ChildProcess | undefined;
   private log = '';
   private readonly requestedPort: number | undefined;
+  readonly transferMessageSize: number | undefined;
 
   constructor(options: BindOptions = {}) {
     this.zone = options.zone ?? 'sites.staticsite.dev';
     this.keyName = options.keyName ?? 'staticsite-controller';
     this.requestedPort = options.port;
+    this.transferMessageSize = options.transferMessageSize;
   }
 
   get keyFile(): string {
@@ -112,6 +116,22 @@ export class BindServer {
     ]);
     return stdout.split('\n').filter((line) => line.trim() !== '');
   }
+
+  /** How a signed zone transfer arrives, as dig counts it: its records and the messages they came in. */
+  async transferSize(): Promise<{ records: number; messages: number }> {
+    const { stdout } = await run(await which('dig'), [
+      '@127.0.0.1',
+      '-p',
+      String(this.port),
+      '-y',
+      `hmac-sha256:${this.keyName}:${this.secret.toString('base64')}`,
+      this.zone,
+      'AXFR',
+    ]);
+    const size = /XFR size: (\d+) records \(messages (\d+),/.exec(stdout);
+    if (!size) throw new Error(`dig AXFR ${this.zone} printed no transfer size:\n${stdout}`);
+    return { records: Number(size[1]), messages: Number(size[2]) };
+  }
 }
 
 export interface BindConfig {
@@ -119,6 +139,7 @@ export interface BindConfig {
   keyName: string;
   secret: Buffer;
   port: number;
+  transferMessageSize?: number;
 }
 
 /**
@@ -128,7 +149,7 @@ export interface BindConfig {
  * compose (`local dns-config`) run named on these files.
  */
 export async function writeBindConfig(dir: string, config: BindConfig): Promise<void> {
-  const { zone, keyName, secret, port } = config;
+  const { zone, keyName, secret, port, transferMessageSize } = config;
   const keyFile = join(dir, 'tsig.key');
   await writeFile(
     keyFile,
@@ -150,6 +171,7 @@ export async function writeBindConfig(dir: string, config: BindConfig): Promise<
       `  session-keyfile "${join(dir, 'session.key')}"; managed-keys-directory "${dir}";`,
       `  listen-on port ${port} { 127.0.0.1; }; listen-on-v6 { none; };`,
       '  recursion no; dnssec-validation no; notify no; allow-query { 127.0.0.1; };',
+      ...(transferMessageSize ? [`  transfer-message-size ${transferMessageSize};`] : []),
       '};',
       'controls { };',
       `zone "${zone}" { type primary; file "${join(dir, 'zone.db')}";`,

@@ -1,3 +1,5 @@
+import { createSocket } from 'node:dgram';
+import { connect, createServer, type Server } from 'node:net';
 import { expect } from 'chai';
 import { DnsClient } from '../../controller/records/dns/client.ts';
 import { DnsRecordStore } from '../../controller/records/dns/dns-record-store.ts';
@@ -10,10 +12,54 @@ const record = (hostname: string, site = 'web/shop') => ({
   site,
 });
 
+/**
+ * A man in the middle on loopback: UDP relayed as is, and each DNS message BIND sends over TCP with
+ * `from` replaced by `to` (the same length, so the framing holds).
+ */
+async function tamperingProxy(bindPort: number, from: string, to: string) {
+  const tcp: Server = createServer((client) => {
+    const upstream = connect(bindPort, '127.0.0.1');
+    client.pipe(upstream);
+    let pending = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
+        const frame = Buffer.from(pending.subarray(0, 2 + pending.readUInt16BE(0)));
+        pending = pending.subarray(frame.length);
+        for (let at = frame.indexOf(from); at >= 0; at = frame.indexOf(from, at + 1)) frame.write(to, at);
+        client.write(frame);
+      }
+    });
+    upstream.on('end', () => client.end());
+    for (const socket of [client, upstream]) socket.on('error', () => [client, upstream].map((s) => s.destroy()));
+  });
+  await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+  const port = (tcp.address() as { port: number }).port;
+  const udp = createSocket('udp4');
+  udp.on('message', (message, sender) => {
+    const relay = createSocket('udp4');
+    relay.on('message', (answer) => {
+      udp.send(answer, sender.port, sender.address);
+      relay.close();
+    });
+    relay.send(message, bindPort, '127.0.0.1');
+  });
+  await new Promise<void>((resolve) => udp.bind(port, '127.0.0.1', resolve));
+  return {
+    port,
+    close: async () => {
+      udp.close();
+      await new Promise((resolve) => tcp.close(resolve));
+    },
+  };
+}
+
 /** The DNS record store against Debian's BIND 9, checked with dig as a user would. */
 describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', function () {
   this.timeout(60_000);
-  const bind = new BindServer();
+  // Small transfer messages: a zone transfer of more than a few records arrives in several messages,
+  // each signed on its own (RFC 8945 section 5.3.1), and every transfer here checks them all.
+  const bind = new BindServer({ transferMessageSize: 512 });
   let store: DnsRecordStore;
   let client: DnsClient;
 
@@ -89,5 +135,48 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
       error = e as Error;
     }
     expect(error?.message).to.match(/zone transfer of sites.staticsite.dev: the DNS server answered NOTAUTH/);
+  });
+
+  it('a zone transfer altered on the way is refused: a forged ownership record makes it delete nothing', async function () {
+    // Another cluster's record; on the way, its owner is rewritten to this store's owner.
+    const theirs = new DnsRecordStore(client, { zone: bind.zone, owner: 'test-clustex' }).ownershipText('web/forged');
+    // Names that come before the forged ones in the zone, so the forgery lands in a later message.
+    await bind.nsupdate(
+      Array.from({ length: 30 }, (_, i) => `a-filler-${i}.sites.staticsite.dev 300 TXT "filler ${i}"`),
+    );
+    await bind.nsupdate([
+      `cname-forged.sites.staticsite.dev 300 TXT "${theirs}"`,
+      'forged.sites.staticsite.dev 300 CNAME forged.web.svc.cluster.local.',
+    ]);
+    const size = await bind.transferSize();
+    expect(size.messages).to.be.greaterThan(3);
+    if (this.test) this.test.title += ` [${size.records} records in ${size.messages} messages]`;
+    const proxy = await tamperingProxy(bind.port, 'test-clustex', 'test-cluster');
+    const through = (port: number) =>
+      new DnsRecordStore(
+        new DnsClient({ server: { host: '127.0.0.1', port }, key: { name: bind.keyName, secret: bind.secret } }),
+        { zone: bind.zone, owner: 'test-cluster' },
+      );
+    try {
+      let error: Error | undefined;
+      try {
+        await through(proxy.port).remove('web/forged');
+      } catch (e) {
+        error = e as Error;
+      }
+      expect(error?.message).to.equal(
+        `zone transfer of sites.staticsite.dev from 127.0.0.1:${proxy.port}: a message of the answer does not carry a valid TSIG signature`,
+      );
+      expect(await bind.dig('forged.sites.staticsite.dev', 'CNAME')).to.deep.equal(['forged.web.svc.cluster.local.']);
+      // The same proxy passes an unaltered transfer: nothing but the forgery is refused.
+      const honest = await tamperingProxy(bind.port, 'no-such-text', 'no-such-text');
+      try {
+        expect(await through(honest.port).remove('web/forged')).to.equal('absent');
+      } finally {
+        await honest.close();
+      }
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import dnsPacket from 'dns-packet';
-import { queryMessage, signMessage, type TsigKey, TYPE, verifyResponse } from './wire.ts';
+import { queryMessage, signMessage, type TsigKey, TsigStreamVerifier, TYPE, verifyResponse } from './wire.ts';
 
 /** dns-packet decodes the header's rcode, its types do not say so. */
 const rcodeOf = (packet: object) => (packet as { rcode?: string }).rcode ?? 'NOERROR';
@@ -61,13 +61,13 @@ export class DnsClient implements DnsTransport {
   }
 
   /**
-   * Every record of the zone (AXFR over TCP, the request signed). The answers' signatures are not
-   * checked (RFC 8945 section 5.3.1's multi-message rules); the connection is TCP to the configured
-   * server.
+   * Every record of the zone (AXFR over TCP), the request signed and every message of the answer
+   * checked (RFC 8945 section 5.3.1): the store decides what it owns from these records.
    */
   transfer(zone: string): Promise<ZoneRecord[]> {
     const { server, key, timeoutMs } = this.options;
-    const { wire } = signMessage(queryMessage(zone, TYPE.AXFR), key, this.options.now());
+    const { wire, mac } = signMessage(queryMessage(zone, TYPE.AXFR), key, this.options.now());
+    const verifier = new TsigStreamVerifier(key, mac);
     return new Promise((resolve, reject) => {
       const socket = connect(server.port, server.host);
       const records: ZoneRecord[] = [];
@@ -91,10 +91,18 @@ export class DnsClient implements DnsTransport {
         while (buffered.length >= 2) {
           const length = buffered.readUInt16BE(0);
           if (buffered.length < 2 + length) return;
-          const packet = dnsPacket.decode(buffered.subarray(2, 2 + length));
+          const message = buffered.subarray(2, 2 + length);
+          const packet = dnsPacket.decode(message);
           buffered = buffered.subarray(2 + length);
           const rcode = rcodeOf(packet);
           if (rcode !== 'NOERROR') return fail(new DnsRcodeError(`zone transfer of ${zone}`, rcode));
+          try {
+            verifier.message(message);
+          } catch (error) {
+            return fail(
+              new Error(`zone transfer of ${zone} from ${server.host}:${server.port}: ${(error as Error).message}`),
+            );
+          }
           for (const answer of packet.answers ?? []) {
             if (answer.type === 'SOA') soas++;
             else
@@ -106,6 +114,13 @@ export class DnsClient implements DnsTransport {
           }
           // The transfer ends with the zone's SOA again.
           if (soas >= 2) {
+            try {
+              verifier.end();
+            } catch (error) {
+              return fail(
+                new Error(`zone transfer of ${zone} from ${server.host}:${server.port}: ${(error as Error).message}`),
+              );
+            }
             socket.end();
             return resolve(records);
           }

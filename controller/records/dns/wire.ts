@@ -140,47 +140,124 @@ function skipName(buf: Buffer, offset: number): number {
   }
 }
 
-/** The TSIG error of a signed response, after checking its MAC against the request's (RFC 8945 section 5.3). */
-export function verifyResponse(response: Buffer, key: TsigKey, requestMac: Buffer): { ok: boolean; error: number } {
-  const arcount = response.readUInt16BE(10);
-  if (arcount === 0) return { ok: false, error: 0 };
-  // The TSIG record is the last: find it by walking the message's records.
+/** A message's TSIG record, read off the wire, and the message as it was before signing. */
+interface SignedParts {
+  /** The message without its TSIG record: the original ID back, ARCOUNT one less (RFC 8945 section 4.3.1). */
+  body: Buffer;
+  timeSigned: number;
+  fudge: number;
+  mac: Buffer;
+  error: number;
+  other: Buffer;
+}
+
+/** The message's TSIG record (the last record, RFC 8945 section 5.1), or undefined when it has none. */
+function signedParts(message: Buffer): SignedParts | undefined {
+  const arcount = message.readUInt16BE(10);
+  if (arcount === 0) return undefined;
   let o = 12;
-  const counts = [0, 1, 2, 3].map((i) => response.readUInt16BE(4 + 2 * i));
-  for (let q = 0; q < (counts[0] as number); q++) o = skipName(response, o) + 4;
+  const counts = [0, 1, 2, 3].map((i) => message.readUInt16BE(4 + 2 * i));
+  for (let q = 0; q < (counts[0] as number); q++) o = skipName(message, o) + 4;
   const records = (counts[1] as number) + (counts[2] as number) + (counts[3] as number);
   let tsigStart = -1;
   let rdataStart = 0;
   for (let r = 0; r < records; r++) {
     const start = o;
-    o = skipName(response, o);
-    const type = response.readUInt16BE(o);
-    const rdlength = response.readUInt16BE(o + 8);
+    o = skipName(message, o);
+    const type = message.readUInt16BE(o);
+    const rdlength = message.readUInt16BE(o + 8);
     if (r === records - 1 && type === TYPE.TSIG) {
       tsigStart = start;
       rdataStart = o + 10;
     }
     o += 10 + rdlength;
   }
-  if (tsigStart < 0) return { ok: false, error: 0 };
-  let p = skipName(response, rdataStart);
-  const timeSigned = response.readUIntBE(p, 6);
-  const fudge = response.readUInt16BE(p + 6);
+  if (tsigStart < 0) return undefined;
+  let p = skipName(message, rdataStart);
+  const timeSigned = message.readUIntBE(p, 6);
+  const fudge = message.readUInt16BE(p + 6);
   p += 8;
-  const macLength = response.readUInt16BE(p);
-  const mac = response.subarray(p + 2, p + 2 + macLength);
+  const macLength = message.readUInt16BE(p);
+  const mac = message.subarray(p + 2, p + 2 + macLength);
   p += 2 + macLength;
-  const originalId = response.readUInt16BE(p);
-  const error = response.readUInt16BE(p + 2);
-  const otherLength = response.readUInt16BE(p + 4);
-  const other = response.subarray(p + 6, p + 6 + otherLength);
-  const body = Buffer.from(response.subarray(0, tsigStart));
+  const originalId = message.readUInt16BE(p);
+  const error = message.readUInt16BE(p + 2);
+  const otherLength = message.readUInt16BE(p + 4);
+  const other = message.subarray(p + 6, p + 6 + otherLength);
+  const body = Buffer.from(message.subarray(0, tsigStart));
   body.writeUInt16BE(originalId, 0);
   body.writeUInt16BE(arcount - 1, 10);
+  return { body, timeSigned, fudge, mac, error, other };
+}
+
+const macMatches = (mac: Buffer, expected: Buffer) => mac.length === expected.length && timingSafeEqual(mac, expected);
+const priorMac = (mac: Buffer) => Buffer.concat([u16(mac.length), mac]);
+
+/** The TSIG error of a signed response, after checking its MAC against the request's (RFC 8945 section 5.3). */
+export function verifyResponse(response: Buffer, key: TsigKey, requestMac: Buffer): { ok: boolean; error: number } {
+  const signed = signedParts(response);
+  if (!signed) return { ok: false, error: 0 };
   const expected = createHmac('sha256', key.secret)
-    .update(Buffer.concat([u16(requestMac.length), requestMac]))
-    .update(body)
-    .update(tsigVariables(key, timeSigned, fudge, error, other))
+    .update(priorMac(requestMac))
+    .update(signed.body)
+    .update(tsigVariables(key, signed.timeSigned, signed.fudge, signed.error, signed.other))
     .digest();
-  return { ok: mac.length === expected.length && timingSafeEqual(mac, expected), error };
+  return { ok: macMatches(signed.mac, expected), error: signed.error };
+}
+
+/** RFC 8945 section 3 (and RFC 6895's registry): the TSIG error codes a server may answer. */
+const TSIG_ERRORS: Record<number, string> = { 16: 'BADSIG', 17: 'BADKEY', 18: 'BADTIME', 22: 'BADTRUNC' };
+export const tsigErrorName = (code: number) => TSIG_ERRORS[code] ?? String(code);
+
+/** RFC 8945 section 5.3.1: at most 99 unsigned messages between two signed ones. */
+const MAX_UNSIGNED_RUN = 99;
+
+/**
+ * Checks the TSIG of every message of a multi-message answer (a zone transfer over TCP), RFC 8945
+ * section 5.3.1: the first message is signed as a single answer is; each later signed message's MAC
+ * covers the previous MAC, the unsigned messages since it, the message itself and only its timers.
+ * `message` and `end` throw on a message that fails.
+ */
+export class TsigStreamVerifier {
+  private readonly key: TsigKey;
+  private mac: Buffer;
+  private first = true;
+  private unsigned: Buffer[] = [];
+
+  constructor(key: TsigKey, requestMac: Buffer) {
+    this.key = key;
+    this.mac = requestMac;
+  }
+
+  message(message: Buffer): void {
+    const signed = signedParts(message);
+    if (!signed) {
+      if (this.first) throw new Error('the first message of the answer is not signed');
+      this.unsigned.push(message);
+      if (this.unsigned.length > MAX_UNSIGNED_RUN) {
+        throw new Error(`more than ${MAX_UNSIGNED_RUN} unsigned messages in a row`);
+      }
+      return;
+    }
+    const hmac = createHmac('sha256', this.key.secret).update(priorMac(this.mac));
+    if (this.first) {
+      hmac
+        .update(signed.body)
+        .update(tsigVariables(this.key, signed.timeSigned, signed.fudge, signed.error, signed.other));
+    } else {
+      for (const m of this.unsigned) hmac.update(m);
+      hmac.update(signed.body).update(u48(signed.timeSigned)).update(u16(signed.fudge));
+    }
+    if (signed.error !== 0) throw new Error(`the answer carries the TSIG error ${tsigErrorName(signed.error)}`);
+    if (!macMatches(signed.mac, hmac.digest()))
+      throw new Error('a message of the answer does not carry a valid TSIG signature');
+    this.mac = Buffer.from(signed.mac);
+    this.unsigned = [];
+    this.first = false;
+  }
+
+  /** The last message must be signed. */
+  end(): void {
+    if (this.first || this.unsigned.length > 0) throw new Error('the last message of the answer is not signed');
+  }
 }
