@@ -82,11 +82,14 @@ export class BindServer {
   }
 
   /**
-   * Adds records with Debian's `nsupdate`, signed with the zone's key: another writer than ours, as an
-   * administrator or another tool sharing the zone would be. Each line is `NAME TTL TYPE DATA`.
+   * Adds (or deletes) records with Debian's `nsupdate`, signed with the zone's key: another writer than
+   * ours, as an administrator or another tool sharing the zone would be. Each line is `NAME TTL TYPE
+   * DATA` to add, `NAME [TYPE [DATA]]` to delete.
    */
-  async nsupdate(records: string[]): Promise<void> {
-    const script = [`server 127.0.0.1 ${this.port}`, ...records.map((r) => `update add ${r}`), 'send', ''].join('\n');
+  async nsupdate(records: string[], action: 'add' | 'delete' = 'add'): Promise<void> {
+    const script = [`server 127.0.0.1 ${this.port}`, ...records.map((r) => `update ${action} ${r}`), 'send', ''].join(
+      '\n',
+    );
     const child = spawn(
       await which('nsupdate'),
       ['-y', `hmac-sha256:${this.keyName}:${this.secret.toString('base64')}`],

@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { connect, createServer, type Server } from 'node:net';
 import { expect } from 'chai';
-import { DnsClient } from '../../controller/records/dns/client.ts';
+import { DnsClient, type DnsTransport } from '../../controller/records/dns/client.ts';
 import { DnsRecordStore } from '../../controller/records/dns/dns-record-store.ts';
 import { BindServer } from '../../devenv/dns/bind.ts';
 
@@ -52,6 +52,23 @@ async function tamperingProxy(bindPort: number, from: string, to: string) {
       await new Promise((resolve) => tcp.close(resolve));
     },
   };
+}
+
+/** The real client, counting the zone transfers and SOA queries the store asks of it. */
+function counting(inner: DnsTransport) {
+  const calls = { transfers: 0, serials: 0 };
+  const transport: DnsTransport = {
+    update: (message, what) => inner.update(message, what),
+    serial: (zone) => {
+      calls.serials++;
+      return inner.serial(zone);
+    },
+    transfer: (zone) => {
+      calls.transfers++;
+      return inner.transfer(zone);
+    },
+  };
+  return { transport, calls };
 }
 
 /** The DNS record store against Debian's BIND 9, checked with dig as a user would. */
@@ -134,7 +151,25 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
     } catch (e) {
       error = e as Error;
     }
-    expect(error?.message).to.match(/zone transfer of sites.staticsite.dev: the DNS server answered NOTAUTH/);
+    expect(error?.message).to.match(/the SOA query for sites.staticsite.dev: the DNS server answered NOTAUTH/);
+  });
+
+  it('a settled site costs one SOA query and no zone transfer; any change to the zone, ours or not, is seen', async () => {
+    const { transport, calls } = counting(client);
+    const cached = new DnsRecordStore(transport, { zone: bind.zone, owner: 'test-cluster' });
+    const site = record('cached.sites.staticsite.dev', 'web/cached');
+    expect(await cached.publish('web/cached', site)).to.equal('created');
+    expect(await cached.publish('web/cached', site)).to.equal('unchanged'); // our create moved the serial
+    const settled = { ...calls };
+    for (let i = 0; i < 3; i++) expect(await cached.publish('web/cached', site)).to.equal('unchanged');
+    expect(calls).to.deep.equal({ transfers: settled.transfers, serials: settled.serials + 3 });
+    // Someone else deletes our name behind our back: the serial moves, the next publish transfers and puts it back.
+    await bind.nsupdate(['cached.sites.staticsite.dev CNAME'], 'delete');
+    expect(await bind.dig('cached.sites.staticsite.dev', 'CNAME')).to.deep.equal([]);
+    expect(await cached.publish('web/cached', site)).to.equal('updated');
+    expect(calls.transfers).to.equal(settled.transfers + 1);
+    expect(await bind.dig('cached.sites.staticsite.dev', 'CNAME')).to.deep.equal(['cached.web.svc.cluster.local.']);
+    expect(await cached.remove('web/cached')).to.equal('removed');
   });
 
   it('a zone transfer altered on the way is refused: a forged ownership record makes it delete nothing', async function () {

@@ -28,10 +28,17 @@ export interface ZoneRecord {
   data: unknown;
 }
 
-/** The server side of the DNS store: signed UPDATEs over UDP and signed zone transfers over TCP. */
+/** A zone as one transfer delivered it: its SOA serial and every other record. */
+export interface ZoneTransfer {
+  serial: number;
+  records: ZoneRecord[];
+}
+
+/** The server side of the DNS store: signed UPDATEs and SOA queries over UDP, signed zone transfers over TCP. */
 export interface DnsTransport {
   update(message: Buffer, what: string): Promise<void>;
-  transfer(zone: string): Promise<ZoneRecord[]>;
+  serial(zone: string): Promise<number>;
+  transfer(zone: string): Promise<ZoneTransfer>;
 }
 
 export interface DnsClientOptions {
@@ -60,11 +67,30 @@ export class DnsClient implements DnsTransport {
     if (!verified.ok) throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
   }
 
+  /** The zone's SOA serial (a signed query over UDP, the answer's MAC checked). */
+  async serial(zone: string): Promise<number> {
+    const what = `the SOA query for ${zone}`;
+    const { wire, mac } = signMessage(queryMessage(zone, TYPE.SOA), this.options.key, this.options.now());
+    const response = await this.exchangeUdp(wire, what);
+    const packet = dnsPacket.decode(response);
+    const rcode = rcodeOf(packet);
+    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode);
+    if (!verifyResponse(response, this.options.key, mac).ok) {
+      throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
+    }
+    const soa = (packet.answers ?? []).find((a) => a.type === 'SOA');
+    const serial = soa?.data.serial;
+    if (serial === undefined) {
+      throw new Error(`${what}: the DNS server answered without an SOA record (is it authoritative for ${zone}?)`);
+    }
+    return serial;
+  }
+
   /**
    * Every record of the zone (AXFR over TCP), the request signed and every message of the answer
    * checked (RFC 8945 section 5.3.1): the store decides what it owns from these records.
    */
-  transfer(zone: string): Promise<ZoneRecord[]> {
+  transfer(zone: string): Promise<ZoneTransfer> {
     const { server, key, timeoutMs } = this.options;
     const { wire, mac } = signMessage(queryMessage(zone, TYPE.AXFR), key, this.options.now());
     const verifier = new TsigStreamVerifier(key, mac);
@@ -73,6 +99,7 @@ export class DnsClient implements DnsTransport {
       const records: ZoneRecord[] = [];
       let buffered = Buffer.alloc(0);
       let soas = 0;
+      let serial = 0;
       const fail = (error: Error) => {
         socket.destroy();
         reject(error);
@@ -104,8 +131,10 @@ export class DnsClient implements DnsTransport {
             );
           }
           for (const answer of packet.answers ?? []) {
-            if (answer.type === 'SOA') soas++;
-            else
+            if (answer.type === 'SOA') {
+              // NaN when missing: equal to no serial, so never reused.
+              if (soas++ === 0) serial = answer.data.serial ?? Number.NaN;
+            } else
               records.push({
                 name: answer.name.toLowerCase(),
                 type: answer.type,
@@ -122,7 +151,7 @@ export class DnsClient implements DnsTransport {
               );
             }
             socket.end();
-            return resolve(records);
+            return resolve({ serial, records });
           }
         }
       });

@@ -1,5 +1,5 @@
 import type { ExternalRecord, PublishOutcome, RecordStore, RemoveOutcome } from '../record-store.ts';
-import { DnsRcodeError, type DnsTransport, type ZoneRecord } from './client.ts';
+import { DnsRcodeError, type DnsTransport, type ZoneRecord, type ZoneTransfer } from './client.ts';
 import { CLASS, nameWire, TYPE, txtRdata, updateMessage, type WireRecord } from './wire.ts';
 
 export interface DnsRecordStoreOptions {
@@ -23,6 +23,8 @@ export class DnsRecordStore implements RecordStore {
   private readonly zone: string;
   private readonly owner: string;
   private readonly ttl: number;
+  /** The last transfer: reused while the zone's serial says nothing changed since. */
+  private lastTransfer: ZoneTransfer | undefined;
 
   constructor(transport: DnsTransport, options: DnsRecordStoreOptions) {
     this.transport = transport;
@@ -48,7 +50,7 @@ export class DnsRecordStore implements RecordStore {
     if (host === this.zone || !host.endsWith(`.${this.zone}`)) {
       throw new Error(`hostname ${host} is not a name inside the zone ${this.zone} (the apex cannot be a CNAME)`);
     }
-    const zone = await this.transport.transfer(this.zone);
+    const zone = await this.zoneRecords();
     const mine = this.ownershipText(siteKey);
     const txtName = DnsRecordStore.registryName(host);
     const outcome = await this.publishName(zone, siteKey, host, txtName, target, mine);
@@ -110,9 +112,21 @@ export class DnsRecordStore implements RecordStore {
 
   async remove(siteKey: string): Promise<RemoveOutcome> {
     const mine = this.ownershipText(siteKey);
-    const owned = ownedNames(await this.transport.transfer(this.zone), mine);
+    const owned = ownedNames(await this.zoneRecords(), mine);
     for (const txtName of owned) await this.guardedDelete(txtName, mine, siteKey);
     return owned.length > 0 ? 'removed' : 'absent';
+  }
+
+  /**
+   * The zone's records: a transfer only when the SOA serial moved since the last one (every UPDATE,
+   * ours or anyone's, moves it), so a settled site costs one SOA query, not a zone transfer. A stale
+   * view could not do harm anyway: every change is guarded by prerequisites the server checks.
+   */
+  private async zoneRecords(): Promise<ZoneRecord[]> {
+    const serial = await this.transport.serial(this.zone);
+    if (this.lastTransfer?.serial === serial) return this.lastTransfer.records;
+    this.lastTransfer = await this.transport.transfer(this.zone);
+    return this.lastTransfer.records;
   }
 
   /** Deletes a name and its ownership record, on condition that the record still names this site. */
