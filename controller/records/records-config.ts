@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { DnsClient } from './dns/client.ts';
 import { DnsRecordStore } from './dns/dns-record-store.ts';
+import { TsigKeyFile } from './dns/tsig-key-file.ts';
 import type { TsigKey } from './dns/wire.ts';
 import { FileRecordStore } from './file-record-store.ts';
 import type { RecordStore } from './record-store.ts';
@@ -55,16 +55,19 @@ export function parseTsigKey(text: string, file: string): TsigKey {
   return { name: key[1] as string, secret: Buffer.from(secret, 'base64') };
 }
 
-/** The store the configuration names; the TSIG key file is read once, here. */
+/**
+ * The store the configuration names. The TSIG key file is read here, so a missing or broken one
+ * stops the start, and again whenever it changes (tsig-key-file.ts).
+ */
 export async function createRecordStore(config: RecordsConfig): Promise<RecordStore> {
   if (config.kind === 'dir') return new FileRecordStore(config.dir);
-  let text: string;
+  const keyFile = new TsigKeyFile(config.tsigKeyFile, parseTsigKey);
   try {
-    text = await readFile(config.tsigKeyFile, 'utf8');
+    await keyFile.current();
   } catch (error) {
-    throw new RecordsConfigError(`cannot read the TSIG key file ${config.tsigKeyFile}: ${(error as Error).message}`);
+    if (error instanceof RecordsConfigError) throw error;
+    throw new RecordsConfigError((error as Error).message);
   }
-  const key = parseTsigKey(text, config.tsigKeyFile);
-  const client = new DnsClient({ server: { host: config.host, port: config.port }, key });
+  const client = new DnsClient({ server: { host: config.host, port: config.port }, key: () => keyFile.current() });
   return new DnsRecordStore(client, { zone: config.zone, owner: config.owner });
 }

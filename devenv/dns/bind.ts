@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,7 +26,7 @@ export interface BindOptions {
 export class BindServer {
   readonly zone: string;
   readonly keyName: string;
-  readonly secret = randomBytes(32);
+  secret = randomBytes(32);
   port = 0;
   dir = '';
   private child: ChildProcess | undefined;
@@ -64,6 +64,19 @@ export class BindServer {
       if (Date.now() - started > 20_000) throw new Error(`named did not start within 20 s: ${this.log}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  }
+
+  /**
+   * A new secret under the same key name, as a rotated Secret would bring: the key file replaced at
+   * once (a rename, as the kubelet swaps a Secret volume's files), then named restarted to load it.
+   */
+  async rotateKey(): Promise<void> {
+    this.secret = randomBytes(32);
+    const next = `${this.keyFile}.next`;
+    await writeFile(next, keyFileText(this.keyName, this.secret), { mode: 0o644 });
+    await rename(next, this.keyFile);
+    await this.stop();
+    await this.start();
   }
 
   /** Stops named; the zone and its journal stay for the next start. */
@@ -151,16 +164,15 @@ export interface BindConfig {
  * 127.0.0.1:PORT that takes updates and transfers signed with the key. `staticsite local` and docker
  * compose (`local dns-config`) run named on these files.
  */
+/** A key file as `tsig-keygen -a hmac-sha256 NAME` writes it. */
+function keyFileText(keyName: string, secret: Buffer): string {
+  return `key "${keyName}" {\n\talgorithm hmac-sha256;\n\tsecret "${secret.toString('base64')}";\n};\n`;
+}
+
 export async function writeBindConfig(dir: string, config: BindConfig): Promise<void> {
   const { zone, keyName, secret, port, transferMessageSize } = config;
   const keyFile = join(dir, 'tsig.key');
-  await writeFile(
-    keyFile,
-    `key "${keyName}" {\n\talgorithm hmac-sha256;\n\tsecret "${secret.toString('base64')}";\n};\n`,
-    {
-      mode: 0o644,
-    },
-  );
+  await writeFile(keyFile, keyFileText(keyName, secret), { mode: 0o644 });
   await writeFile(
     join(dir, 'zone.db'),
     `$TTL 300\n@ IN SOA ns1.${zone}. hostmaster.${zone}. ( 1 3600 600 86400 60 )\n@ IN NS ns1.${zone}.\nns1 IN A 127.0.0.1\n`,

@@ -148,6 +148,15 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
     expect(await bind.dig('taken.sites.staticsite.dev', 'CNAME')).to.deep.equal(['customer.example.']);
   });
 
+  it('a rotated TSIG key is used without a restart: the key file changes, the next record is written with it', async () => {
+    const pid = controller?.process.pid;
+    await bind.rotateKey();
+    await create('rotated');
+    await answers(`rotated.${NS}.sites.staticsite.dev`, [`rotated.${NS}.svc.cluster.local.`]);
+    expect(controller?.process.pid).to.equal(pid); // the same process: no restart
+    expect(controller?.process.running).to.equal(true);
+  });
+
   it('delete with the DNS server down: the finalizer stays, a Warning, and the record goes once the server is back', async () => {
     await bind.stop();
     await cp.admin.must('DELETE', `${SITES}/shop`);

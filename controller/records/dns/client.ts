@@ -43,7 +43,8 @@ export interface DnsTransport {
 
 export interface DnsClientOptions {
   server: DnsServer;
-  key: TsigKey;
+  /** The key, or where to get it before each exchange (a key file that may be rotated). */
+  key: TsigKey | (() => Promise<TsigKey>);
   timeoutMs?: number;
   /** Seconds since the epoch, for TSIG's time signed. */
   now?: () => number;
@@ -59,23 +60,25 @@ export class DnsClient implements DnsTransport {
 
   /** Sends one signed UPDATE; resolves on NOERROR with a valid response MAC, else rejects naming the rcode. */
   async update(message: Buffer, what: string): Promise<void> {
-    const { wire, mac } = signMessage(message, this.options.key, this.options.now());
+    const key = await this.key();
+    const { wire, mac } = signMessage(message, key, this.options.now());
     const response = await this.exchangeUdp(wire, what);
     const rcode = rcodeOf(dnsPacket.decode(response));
     if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode);
-    const verified = verifyResponse(response, this.options.key, mac);
+    const verified = verifyResponse(response, key, mac);
     if (!verified.ok) throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
   }
 
   /** The zone's SOA serial (a signed query over UDP, the answer's MAC checked). */
   async serial(zone: string): Promise<number> {
     const what = `the SOA query for ${zone}`;
-    const { wire, mac } = signMessage(queryMessage(zone, TYPE.SOA), this.options.key, this.options.now());
+    const key = await this.key();
+    const { wire, mac } = signMessage(queryMessage(zone, TYPE.SOA), key, this.options.now());
     const response = await this.exchangeUdp(wire, what);
     const packet = dnsPacket.decode(response);
     const rcode = rcodeOf(packet);
     if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode);
-    if (!verifyResponse(response, this.options.key, mac).ok) {
+    if (!verifyResponse(response, key, mac).ok) {
       throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
     }
     const soa = (packet.answers ?? []).find((a) => a.type === 'SOA');
@@ -90,8 +93,9 @@ export class DnsClient implements DnsTransport {
    * Every record of the zone (AXFR over TCP), the request signed and every message of the answer
    * checked (RFC 8945 section 5.3.1): the store decides what it owns from these records.
    */
-  transfer(zone: string): Promise<ZoneTransfer> {
-    const { server, key, timeoutMs } = this.options;
+  async transfer(zone: string): Promise<ZoneTransfer> {
+    const { server, timeoutMs } = this.options;
+    const key = await this.key();
     const { wire, mac } = signMessage(queryMessage(zone, TYPE.AXFR), key, this.options.now());
     const verifier = new TsigStreamVerifier(key, mac);
     return new Promise((resolve, reject) => {
@@ -159,6 +163,11 @@ export class DnsClient implements DnsTransport {
         if (soas < 2) fail(new Error(`zone transfer of ${zone} from ${server.host}:${server.port} ended early`));
       });
     });
+  }
+
+  private key(): Promise<TsigKey> {
+    const { key } = this.options;
+    return typeof key === 'function' ? key() : Promise.resolve(key);
   }
 
   private exchangeUdp(wire: Buffer, what: string): Promise<Buffer> {
