@@ -1,7 +1,16 @@
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import dnsPacket from 'dns-packet';
-import { queryMessage, signMessage, type TsigKey, TsigStreamVerifier, TYPE, verifyResponse } from './wire.ts';
+import {
+  queryMessage,
+  signMessage,
+  type TsigKey,
+  TsigStreamVerifier,
+  TYPE,
+  tsigErrorName,
+  tsigErrorOf,
+  verifyResponse,
+} from './wire.ts';
 
 /** dns-packet decodes the header's rcode, its types do not say so. */
 const rcodeOf = (packet: object) => (packet as { rcode?: string }).rcode ?? 'NOERROR';
@@ -16,8 +25,10 @@ export interface DnsServer {
 export class DnsRcodeError extends Error {
   override name = 'DnsRcodeError';
   readonly rcode: string;
-  constructor(what: string, rcode: string) {
-    super(`${what}: the DNS server answered ${rcode}`);
+  /** The answer's raw bytes: a signed one names its TSIG error (BADSIG, BADKEY, BADTIME). */
+  constructor(what: string, rcode: string, answer?: Buffer) {
+    const tsigError = answer && tsigErrorOf(answer);
+    super(`${what}: the DNS server answered ${rcode}${tsigError ? ` (TSIG error ${tsigErrorName(tsigError)})` : ''}`);
     this.rcode = rcode;
   }
 }
@@ -64,7 +75,7 @@ export class DnsClient implements DnsTransport {
     const { wire, mac } = signMessage(message, key, this.options.now());
     const response = await this.exchangeUdp(wire, what);
     const rcode = rcodeOf(dnsPacket.decode(response));
-    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode);
+    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode, response);
     const verified = verifyResponse(response, key, mac);
     if (!verified.ok) throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
   }
@@ -77,7 +88,7 @@ export class DnsClient implements DnsTransport {
     const response = await this.exchangeUdp(wire, what);
     const packet = dnsPacket.decode(response);
     const rcode = rcodeOf(packet);
-    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode);
+    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode, response);
     if (!verifyResponse(response, key, mac).ok) {
       throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
     }
@@ -126,7 +137,7 @@ export class DnsClient implements DnsTransport {
           const packet = dnsPacket.decode(message);
           buffered = buffered.subarray(2 + length);
           const rcode = rcodeOf(packet);
-          if (rcode !== 'NOERROR') return fail(new DnsRcodeError(`zone transfer of ${zone}`, rcode));
+          if (rcode !== 'NOERROR') return fail(new DnsRcodeError(`zone transfer of ${zone}`, rcode, message));
           try {
             verifier.message(message);
           } catch (error) {

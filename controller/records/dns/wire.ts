@@ -209,6 +209,15 @@ export function verifyResponse(response: Buffer, key: TsigKey, requestMac: Buffe
 const TSIG_ERRORS: Record<number, string> = { 16: 'BADSIG', 17: 'BADKEY', 18: 'BADTIME', 22: 'BADTRUNC' };
 export const tsigErrorName = (code: number) => TSIG_ERRORS[code] ?? String(code);
 
+/** The TSIG error a message carries (0 for none), or undefined when it is not signed. */
+export function tsigErrorOf(message: Buffer): number | undefined {
+  try {
+    return signedParts(message)?.error;
+  } catch {
+    return undefined; // a truncated or malformed message: no readable TSIG
+  }
+}
+
 /** RFC 8945 section 5.3.1: at most 99 unsigned messages between two signed ones. */
 const MAX_UNSIGNED_RUN = 99;
 
