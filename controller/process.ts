@@ -104,7 +104,17 @@ export async function startController(
     instance: identity ?? 'staticsite-controller',
   });
   const manager = new ControllerManager(
-    { api, clock, logger, metrics, records: await createRecordStore(options.records), events, logContext },
+    {
+      api,
+      clock,
+      logger,
+      metrics,
+      records: await createRecordStore(options.records, (operation, result, seconds) =>
+        metrics.observeDns(operation, result, seconds),
+      ),
+      events,
+      logContext,
+    },
     config,
   );
   const servers = await startObservabilityServers(

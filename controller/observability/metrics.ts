@@ -41,6 +41,8 @@ export class ControllerMetrics {
   readonly apiRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly relists: Counter<'informer' | 'reason'>;
   readonly watchRestarts: Counter<'informer' | 'reason'>;
+  readonly dnsRequests: Counter<'operation' | 'result'>;
+  readonly dnsRequestDuration: Histogram<'operation'>;
   private informers: () => InformerHealth[] = () => [];
 
   constructor(options: { processMetrics?: boolean } = {}) {
@@ -172,6 +174,19 @@ export class ControllerMetrics {
       labelNames: ['informer', 'reason'],
       registers,
     });
+    this.dnsRequests = new Counter({
+      name: 'staticsite_dns_requests_total',
+      help: 'Exchanges with the DNS server (--records dns:...) by operation (update, soa, transfer) and result (the rcode, or error for no usable answer)',
+      labelNames: ['operation', 'result'],
+      registers,
+    });
+    this.dnsRequestDuration = new Histogram({
+      name: 'staticsite_dns_request_duration_seconds',
+      help: 'Time of each exchange with the DNS server, by operation, whatever its result',
+      labelNames: ['operation'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
     const informers = () => this.informers();
     new Gauge({
       name: 'staticsite_informer_last_event_age_seconds',
@@ -201,6 +216,11 @@ export class ControllerMetrics {
       },
     });
     this.leaderStatus.set({ name: 'staticsite-controller' }, 0);
+  }
+
+  observeDns(operation: string, result: string, seconds: number): void {
+    this.dnsRequests.inc({ operation, result });
+    this.dnsRequestDuration.observe({ operation }, seconds);
   }
 
   /** Where the informer gauges read from at scrape time. */

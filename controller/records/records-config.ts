@@ -1,4 +1,4 @@
-import { DnsClient } from './dns/client.ts';
+import { DnsClient, type DnsObserver } from './dns/client.ts';
 import { DnsRecordStore } from './dns/dns-record-store.ts';
 import { TsigKeyFile } from './dns/tsig-key-file.ts';
 import type { TsigKey } from './dns/wire.ts';
@@ -59,7 +59,7 @@ export function parseTsigKey(text: string, file: string): TsigKey {
  * The store the configuration names. The TSIG key file is read here, so a missing or broken one
  * stops the start, and again whenever it changes (tsig-key-file.ts).
  */
-export async function createRecordStore(config: RecordsConfig): Promise<RecordStore> {
+export async function createRecordStore(config: RecordsConfig, observe?: DnsObserver): Promise<RecordStore> {
   if (config.kind === 'dir') return new FileRecordStore(config.dir);
   const keyFile = new TsigKeyFile(config.tsigKeyFile, parseTsigKey);
   try {
@@ -68,6 +68,10 @@ export async function createRecordStore(config: RecordsConfig): Promise<RecordSt
     if (error instanceof RecordsConfigError) throw error;
     throw new RecordsConfigError((error as Error).message);
   }
-  const client = new DnsClient({ server: { host: config.host, port: config.port }, key: () => keyFile.current() });
+  const client = new DnsClient({
+    server: { host: config.host, port: config.port },
+    key: () => keyFile.current(),
+    ...(observe && { observe }),
+  });
   return new DnsRecordStore(client, { zone: config.zone, owner: config.owner });
 }

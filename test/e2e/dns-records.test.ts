@@ -118,6 +118,13 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
   it("create: dig answers the site's hostname with its Service", async () => {
     await create('shop');
     await answers(`shop.${NS}.sites.staticsite.dev`, [`shop.${NS}.svc.cluster.local.`]);
+    // Each kind of exchange is counted by its result and timed.
+    for (const operation of ['soa', 'transfer', 'update']) {
+      expect(await controller?.metric('staticsite_dns_requests_total', { operation, result: 'NOERROR' })).to.be.above(
+        0,
+      );
+      expect(await controller?.metric('staticsite_dns_request_duration_seconds_count', { operation })).to.be.above(0);
+    }
   });
 
   it('a hostname change: the new name answers, the old one is gone', async () => {
@@ -162,6 +169,9 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
     await cp.admin.must('DELETE', `${SITES}/shop`);
     const event = await eventOf('shop', 'RecordDeleteFailed');
     expect(event.type).to.equal('Warning');
+    expect(
+      await controller?.metric('staticsite_dns_requests_total', { operation: 'soa', result: 'error' }),
+    ).to.be.above(0);
     const waiting = await cp.admin.must<Site>('GET', `${SITES}/shop`);
     expect(waiting.metadata.deletionTimestamp).to.be.a('string');
     expect(waiting.metadata.finalizers).to.deep.equal(['staticsite.dev/external-record']);

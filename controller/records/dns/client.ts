@@ -52,6 +52,15 @@ export interface DnsTransport {
   transfer(zone: string): Promise<ZoneTransfer>;
 }
 
+/** What the client asks of the server. */
+export type DnsOperation = 'update' | 'soa' | 'transfer';
+
+/**
+ * Called once per exchange: the server's rcode (NOERROR on success), or `error` when there was no
+ * usable answer (a timeout, a refused connection, a bad signature).
+ */
+export type DnsObserver = (operation: DnsOperation, result: string, seconds: number) => void;
+
 export interface DnsClientOptions {
   server: DnsServer;
   /** The key, or where to get it before each exchange (a key file that may be rotated). */
@@ -59,6 +68,7 @@ export interface DnsClientOptions {
   timeoutMs?: number;
   /** Seconds since the epoch, for TSIG's time signed. */
   now?: () => number;
+  observe?: DnsObserver;
 }
 
 /** RFC 2136 UPDATEs over UDP and AXFR over TCP, both signed with TSIG HMAC-SHA256. */
@@ -66,11 +76,36 @@ export class DnsClient implements DnsTransport {
   private readonly options: Required<DnsClientOptions>;
 
   constructor(options: DnsClientOptions) {
-    this.options = { timeoutMs: 3_000, now: () => Math.floor(Date.now() / 1000), ...options };
+    this.options = { timeoutMs: 3_000, now: () => Math.floor(Date.now() / 1000), observe: () => {}, ...options };
+  }
+
+  update(message: Buffer, what: string): Promise<void> {
+    return this.observed('update', () => this.sendUpdate(message, what));
+  }
+
+  serial(zone: string): Promise<number> {
+    return this.observed('soa', () => this.querySerial(zone));
+  }
+
+  transfer(zone: string): Promise<ZoneTransfer> {
+    return this.observed('transfer', () => this.transferZone(zone));
+  }
+
+  private async observed<T>(operation: DnsOperation, exchange: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let result = 'NOERROR';
+    try {
+      return await exchange();
+    } catch (error) {
+      result = error instanceof DnsRcodeError ? error.rcode : 'error';
+      throw error;
+    } finally {
+      this.options.observe(operation, result, (performance.now() - started) / 1000);
+    }
   }
 
   /** Sends one signed UPDATE; resolves on NOERROR with a valid response MAC, else rejects naming the rcode. */
-  async update(message: Buffer, what: string): Promise<void> {
+  private async sendUpdate(message: Buffer, what: string): Promise<void> {
     const key = await this.key();
     const { wire, mac } = signMessage(message, key, this.options.now());
     const response = await this.exchangeUdp(wire, what);
@@ -81,7 +116,7 @@ export class DnsClient implements DnsTransport {
   }
 
   /** The zone's SOA serial (a signed query over UDP, the answer's MAC checked). */
-  async serial(zone: string): Promise<number> {
+  private async querySerial(zone: string): Promise<number> {
     const what = `the SOA query for ${zone}`;
     const key = await this.key();
     const { wire, mac } = signMessage(queryMessage(zone, TYPE.SOA), key, this.options.now());
@@ -104,7 +139,7 @@ export class DnsClient implements DnsTransport {
    * Every record of the zone (AXFR over TCP), the request signed and every message of the answer
    * checked (RFC 8945 section 5.3.1): the store decides what it owns from these records.
    */
-  async transfer(zone: string): Promise<ZoneTransfer> {
+  private async transferZone(zone: string): Promise<ZoneTransfer> {
     const { server, timeoutMs } = this.options;
     const key = await this.key();
     const { wire, mac } = signMessage(queryMessage(zone, TYPE.AXFR), key, this.options.now());
