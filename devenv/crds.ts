@@ -66,6 +66,7 @@ export async function uninstallCrd(client: KubeHttp, name: string): Promise<void
     await eventually(`CRD ${name} deleted`, async () => (await client.get(`${CRDS}/${name}`)).status === 404, 90_000);
   } catch (error) {
     const crd = await client.get<CrdConditions>(`${CRDS}/${name}`);
+    if (crd.status === 404) return; // gone just at the deadline
     const conditions = (crd.body.status?.conditions ?? []).map(
       (c) => `${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`,
     );

@@ -158,17 +158,17 @@ export interface BindConfig {
   transferMessageSize?: number;
 }
 
+/** A key file as `tsig-keygen -a hmac-sha256 NAME` writes it. */
+function keyFileText(keyName: string, secret: Buffer): string {
+  return `key "${keyName}" {\n\talgorithm hmac-sha256;\n\tsecret "${secret.toString('base64')}";\n};\n`;
+}
+
 /**
  * named.conf, the zone and the TSIG key (BIND's format, as `tsig-keygen` writes it and
  * `--dns-tsig-key-file` reads it) in `dir`, with absolute paths into it: a primary zone on
  * 127.0.0.1:PORT that takes updates and transfers signed with the key. `staticsite local` and docker
  * compose (`local dns-config`) run named on these files.
  */
-/** A key file as `tsig-keygen -a hmac-sha256 NAME` writes it. */
-function keyFileText(keyName: string, secret: Buffer): string {
-  return `key "${keyName}" {\n\talgorithm hmac-sha256;\n\tsecret "${secret.toString('base64')}";\n};\n`;
-}
-
 export async function writeBindConfig(dir: string, config: BindConfig): Promise<void> {
   const { zone, keyName, secret, port, transferMessageSize } = config;
   const keyFile = join(dir, 'tsig.key');

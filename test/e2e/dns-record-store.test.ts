@@ -38,13 +38,19 @@ async function tamperingProxy(bindPort: number, from: string, to: string) {
   const udp = createSocket('udp4');
   udp.on('message', (message, sender) => {
     const relay = createSocket('udp4');
+    const done = setTimeout(() => relay.close(), 3_000); // no answer: do not leak the socket
     relay.on('message', (answer) => {
+      clearTimeout(done);
       udp.send(answer, sender.port, sender.address);
       relay.close();
     });
     relay.send(message, bindPort, '127.0.0.1');
   });
-  await new Promise<void>((resolve) => udp.bind(port, '127.0.0.1', resolve));
+  // The UDP side listens on the TCP side's port, as a DNS server does; a taken port fails the test, named.
+  await new Promise<void>((resolve, reject) => {
+    udp.once('error', (error) => reject(new Error(`the proxy's UDP port ${port}: ${error.message}`)));
+    udp.bind(port, '127.0.0.1', resolve);
+  });
   return {
     port,
     close: async () => {
@@ -160,13 +166,19 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
 
   it('a settled site costs one SOA query and no zone transfer; any change to the zone, ours or not, is seen', async () => {
     const { transport, calls } = counting(client);
-    const cached = new DnsRecordStore(transport, { zone: bind.zone, owner: 'test-cluster' });
+    let now = Date.now();
+    const cached = new DnsRecordStore(transport, { zone: bind.zone, owner: 'test-cluster', now: () => now });
     const site = record('cached.sites.staticsite.dev', 'web/cached');
     expect(await cached.publish('web/cached', site)).to.equal('created');
     expect(await cached.publish('web/cached', site)).to.equal('unchanged'); // our create moved the serial
     const settled = { ...calls };
     for (let i = 0; i < 3; i++) expect(await cached.publish('web/cached', site)).to.equal('unchanged');
     expect(calls).to.deep.equal({ transfers: settled.transfers, serials: settled.serials + 3 });
+    // A transfer is reused for a minute at most, whatever the serial says.
+    now += 61_000;
+    expect(await cached.publish('web/cached', site)).to.equal('unchanged');
+    expect(calls.transfers).to.equal(settled.transfers + 1);
+    settled.transfers++;
     // Someone else deletes our name behind our back: the serial moves, the next publish transfers and puts it back.
     await bind.nsupdate(['cached.sites.staticsite.dev CNAME'], 'delete');
     expect(await bind.dig('cached.sites.staticsite.dev', 'CNAME')).to.deep.equal([]);
@@ -174,6 +186,18 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
     expect(calls.transfers).to.equal(settled.transfers + 1);
     expect(await bind.dig('cached.sites.staticsite.dev', 'CNAME')).to.deep.equal(['cached.web.svc.cluster.local.']);
     expect(await cached.remove('web/cached')).to.equal('removed');
+  });
+
+  it('concurrent publishes on a cold store share one zone transfer', async () => {
+    const { transport, calls } = counting(client);
+    const writer = new DnsRecordStore(client, { zone: bind.zone, owner: 'test-cluster' });
+    const sites = ['one', 'two', 'three', 'four', 'five'].map((n) => record(`${n}.sites.staticsite.dev`, `web/${n}`));
+    for (const site of sites) expect(await writer.publish(site.site, site)).to.equal('created');
+    const cold = new DnsRecordStore(transport, { zone: bind.zone, owner: 'test-cluster' });
+    const outcomes = await Promise.all(sites.map((site) => cold.publish(site.site, site)));
+    expect(outcomes).to.deep.equal(sites.map(() => 'unchanged'));
+    expect(calls).to.deep.equal({ transfers: 1, serials: 5 });
+    for (const site of sites) expect(await writer.remove(site.site)).to.equal('removed');
   });
 
   it('a zone transfer altered on the way is refused: a forged ownership record makes it delete nothing', async function () {

@@ -13,7 +13,7 @@ function oneFile(text: string) {
   const fs = {
     stat: async () => {
       if (file.missing) throw new Error('ENOENT: no such file or directory');
-      return { ino: 7, mtimeMs: file.version, size: file.text.length };
+      return { ino: 7, mtimeMs: file.version, ctimeMs: file.version, size: file.text.length };
     },
     readFile: async () => {
       file.reads++;

@@ -71,24 +71,34 @@ export interface DnsClientOptions {
   observe?: DnsObserver;
 }
 
-/** RFC 2136 UPDATEs over UDP and AXFR over TCP, both signed with TSIG HMAC-SHA256. */
+/** RFC 2136 UPDATEs and SOA queries over UDP, AXFR over TCP, all signed with TSIG HMAC-SHA256. */
 export class DnsClient implements DnsTransport {
   private readonly options: Required<DnsClientOptions>;
 
   constructor(options: DnsClientOptions) {
-    this.options = { timeoutMs: 3_000, now: () => Math.floor(Date.now() / 1000), observe: () => {}, ...options };
+    this.options = {
+      server: options.server,
+      key: options.key,
+      timeoutMs: options.timeoutMs ?? 3_000,
+      now: options.now ?? (() => Math.floor(Date.now() / 1000)),
+      observe: options.observe ?? (() => {}),
+    };
   }
 
-  update(message: Buffer, what: string): Promise<void> {
-    return this.observed('update', () => this.sendUpdate(message, what));
+  // The key is read before each exchange is timed: a key file that fails is not a DNS answer.
+  async update(message: Buffer, what: string): Promise<void> {
+    const key = await this.key();
+    return this.observed('update', () => this.sendUpdate(key, message, what));
   }
 
-  serial(zone: string): Promise<number> {
-    return this.observed('soa', () => this.querySerial(zone));
+  async serial(zone: string): Promise<number> {
+    const key = await this.key();
+    return this.observed('soa', () => this.querySerial(key, zone));
   }
 
-  transfer(zone: string): Promise<ZoneTransfer> {
-    return this.observed('transfer', () => this.transferZone(zone));
+  async transfer(zone: string): Promise<ZoneTransfer> {
+    const key = await this.key();
+    return this.observed('transfer', () => this.transferZone(key, zone));
   }
 
   private async observed<T>(operation: DnsOperation, exchange: () => Promise<T>): Promise<T> {
@@ -100,13 +110,16 @@ export class DnsClient implements DnsTransport {
       result = error instanceof DnsRcodeError ? error.rcode : 'error';
       throw error;
     } finally {
-      this.options.observe(operation, result, (performance.now() - started) / 1000);
+      try {
+        this.options.observe(operation, result, (performance.now() - started) / 1000);
+      } catch {
+        // A failing metric must not change the exchange's outcome.
+      }
     }
   }
 
   /** Sends one signed UPDATE; resolves on NOERROR with a valid response MAC, else rejects naming the rcode. */
-  private async sendUpdate(message: Buffer, what: string): Promise<void> {
-    const key = await this.key();
+  private async sendUpdate(key: TsigKey, message: Buffer, what: string): Promise<void> {
     const { wire, mac } = signMessage(message, key, this.options.now());
     const response = await this.exchangeUdp(wire, what);
     const rcode = rcodeOf(dnsPacket.decode(response));
@@ -116,9 +129,8 @@ export class DnsClient implements DnsTransport {
   }
 
   /** The zone's SOA serial (a signed query over UDP, the answer's MAC checked). */
-  private async querySerial(zone: string): Promise<number> {
+  private async querySerial(key: TsigKey, zone: string): Promise<number> {
     const what = `the SOA query for ${zone}`;
-    const key = await this.key();
     const { wire, mac } = signMessage(queryMessage(zone, TYPE.SOA), key, this.options.now());
     const response = await this.exchangeUdp(wire, what);
     const packet = dnsPacket.decode(response);
@@ -139,9 +151,8 @@ export class DnsClient implements DnsTransport {
    * Every record of the zone (AXFR over TCP), the request signed and every message of the answer
    * checked (RFC 8945 section 5.3.1): the store decides what it owns from these records.
    */
-  private async transferZone(zone: string): Promise<ZoneTransfer> {
+  private transferZone(key: TsigKey, zone: string): Promise<ZoneTransfer> {
     const { server, timeoutMs } = this.options;
-    const key = await this.key();
     const { wire, mac } = signMessage(queryMessage(zone, TYPE.AXFR), key, this.options.now());
     const verifier = new TsigStreamVerifier(key, mac);
     return new Promise((resolve, reject) => {
@@ -163,50 +174,49 @@ export class DnsClient implements DnsTransport {
       socket.on('connect', () =>
         socket.write(Buffer.concat([Buffer.from([wire.length >> 8, wire.length & 0xff]), wire])),
       );
+      const where = `zone transfer of ${zone} from ${server.host}:${server.port}`;
+      /** One framed message of the answer; true once the closing SOA has come. Throws on a bad one. */
+      const take = (message: Buffer): boolean => {
+        const packet = dnsPacket.decode(message);
+        const rcode = rcodeOf(packet);
+        if (rcode !== 'NOERROR') throw new DnsRcodeError(`zone transfer of ${zone}`, rcode, message);
+        verifier.message(message);
+        for (const answer of packet.answers ?? []) {
+          if (answer.type === 'SOA') {
+            // NaN when missing: equal to no serial, so never reused.
+            if (soas++ === 0) serial = answer.data.serial ?? Number.NaN;
+          } else
+            records.push({
+              name: answer.name.toLowerCase(),
+              type: answer.type,
+              data: (answer as { data?: unknown }).data,
+            });
+        }
+        // The transfer ends with the zone's SOA again.
+        if (soas < 2) return false;
+        verifier.end();
+        return true;
+      };
       socket.on('data', (chunk: Buffer) => {
         buffered = Buffer.concat([buffered, chunk]);
         while (buffered.length >= 2) {
           const length = buffered.readUInt16BE(0);
           if (buffered.length < 2 + length) return;
           const message = buffered.subarray(2, 2 + length);
-          const packet = dnsPacket.decode(message);
           buffered = buffered.subarray(2 + length);
-          const rcode = rcodeOf(packet);
-          if (rcode !== 'NOERROR') return fail(new DnsRcodeError(`zone transfer of ${zone}`, rcode, message));
           try {
-            verifier.message(message);
+            if (!take(message)) continue;
           } catch (error) {
-            return fail(
-              new Error(`zone transfer of ${zone} from ${server.host}:${server.port}: ${(error as Error).message}`),
-            );
+            // A malformed or unsigned message fails this transfer, never the process.
+            if (error instanceof DnsRcodeError) return fail(error);
+            return fail(new Error(`${where}: ${(error as Error).message}`));
           }
-          for (const answer of packet.answers ?? []) {
-            if (answer.type === 'SOA') {
-              // NaN when missing: equal to no serial, so never reused.
-              if (soas++ === 0) serial = answer.data.serial ?? Number.NaN;
-            } else
-              records.push({
-                name: answer.name.toLowerCase(),
-                type: answer.type,
-                data: (answer as { data?: unknown }).data,
-              });
-          }
-          // The transfer ends with the zone's SOA again.
-          if (soas >= 2) {
-            try {
-              verifier.end();
-            } catch (error) {
-              return fail(
-                new Error(`zone transfer of ${zone} from ${server.host}:${server.port}: ${(error as Error).message}`),
-              );
-            }
-            socket.end();
-            return resolve({ serial, records });
-          }
+          socket.end();
+          return resolve({ serial, records });
         }
       });
       socket.on('close', () => {
-        if (soas < 2) fail(new Error(`zone transfer of ${zone} from ${server.host}:${server.port} ended early`));
+        if (soas < 2) fail(new Error(`${where} ended early`));
       });
     });
   }

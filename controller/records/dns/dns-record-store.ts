@@ -7,6 +7,16 @@ export interface DnsRecordStoreOptions {
   /** Written into every ownership record; records of another owner are never changed. */
   owner: string;
   ttlSeconds?: number;
+  /** How long a transfer may be reused while the serial stays the same (default 60 s). */
+  transferMaxAgeMs?: number;
+  /** Milliseconds, for the transfer's age. */
+  now?: () => number;
+}
+
+/** A zone transfer and when it was asked for. */
+interface TimedTransfer {
+  transfer: ZoneTransfer;
+  at: number;
 }
 
 const normalize = (name: string) => name.toLowerCase().replace(/\.$/, '');
@@ -23,14 +33,20 @@ export class DnsRecordStore implements RecordStore {
   private readonly zone: string;
   private readonly owner: string;
   private readonly ttl: number;
-  /** The last transfer: reused while the zone's serial says nothing changed since. */
-  private lastTransfer: ZoneTransfer | undefined;
+  private readonly transferMaxAgeMs: number;
+  private readonly now: () => number;
+  /** The last transfer and when it started: reused while the serial is unchanged and it is young. */
+  private lastTransfer: TimedTransfer | undefined;
+  /** A transfer under way, which concurrent callers share instead of starting their own. */
+  private pending: Promise<TimedTransfer> | undefined;
 
   constructor(transport: DnsTransport, options: DnsRecordStoreOptions) {
     this.transport = transport;
     this.zone = normalize(options.zone);
     this.owner = options.owner;
     this.ttl = options.ttlSeconds ?? 300;
+    this.transferMaxAgeMs = options.transferMaxAgeMs ?? 60_000;
+    this.now = options.now ?? Date.now;
   }
 
   /** The ownership record's text for a site. */
@@ -118,15 +134,30 @@ export class DnsRecordStore implements RecordStore {
   }
 
   /**
-   * The zone's records: a transfer only when the SOA serial moved since the last one (every UPDATE,
-   * ours or anyone's, moves it), so a settled site costs one SOA query, not a zone transfer. A stale
-   * view could not do harm anyway: every change is guarded by prerequisites the server checks.
+   * The zone's records: a new transfer when the SOA serial moved since the last one (every UPDATE,
+   * ours or anyone's, moves it) or the last one is older than transferMaxAgeMs, so a settled site
+   * mostly costs one SOA query. The age bound repairs what a serial cannot show: a zone file
+   * reloaded without a new serial, a database edited behind the server's back. A refused UPDATE
+   * drops the cache too (see send).
    */
   private async zoneRecords(): Promise<ZoneRecord[]> {
     const serial = await this.transport.serial(this.zone);
-    if (this.lastTransfer?.serial === serial) return this.lastTransfer.records;
-    this.lastTransfer = await this.transport.transfer(this.zone);
-    return this.lastTransfer.records;
+    const fresh = (t: TimedTransfer | undefined): t is TimedTransfer =>
+      t !== undefined && t.transfer.serial === serial && this.now() - t.at < this.transferMaxAgeMs;
+    const last = this.lastTransfer;
+    if (fresh(last)) return last.transfer.records;
+    const shared = await this.pending?.catch(() => undefined);
+    if (fresh(shared)) return shared.transfer.records;
+    const at = this.now();
+    const pending = this.transport.transfer(this.zone).then((transfer) => ({ transfer, at }));
+    this.pending = pending;
+    try {
+      const done = await pending;
+      if (!this.lastTransfer || this.lastTransfer.at <= done.at) this.lastTransfer = done;
+      return done.transfer.records;
+    } finally {
+      if (this.pending === pending) this.pending = undefined;
+    }
   }
 
   /** Deletes a name and its ownership record, on condition that the record still names this site. */
@@ -151,8 +182,14 @@ export class DnsRecordStore implements RecordStore {
     return { name, type: TYPE.TXT, class: klass, ttl, rdata: txtRdata(text) };
   }
 
-  private send(prerequisites: WireRecord[], updates: WireRecord[], what: string): Promise<void> {
-    return this.transport.update(updateMessage(this.zone, prerequisites, updates), what);
+  private async send(prerequisites: WireRecord[], updates: WireRecord[], what: string): Promise<void> {
+    try {
+      await this.transport.update(updateMessage(this.zone, prerequisites, updates), what);
+    } catch (error) {
+      // The zone is not what the transfer said (a prerequisite failed) or the server is unwell.
+      this.lastTransfer = undefined;
+      throw error;
+    }
   }
 }
 

@@ -3,7 +3,7 @@ import type { TsigKey } from './wire.ts';
 
 /** The file system calls a key file needs; tests drive changes and faults through them. */
 export interface KeyFileSystem {
-  stat(path: string): Promise<{ mtimeMs: number; size: number; ino: number }>;
+  stat(path: string): Promise<{ mtimeMs: number; ctimeMs: number; size: number; ino: number }>;
   readFile(path: string): Promise<string>;
 }
 
@@ -32,7 +32,7 @@ export class TsigKeyFile {
     let text: string;
     try {
       const info = await this.fs.stat(this.path);
-      version = `${info.ino}:${info.mtimeMs}:${info.size}`;
+      version = `${info.ino}:${info.mtimeMs}:${info.ctimeMs}:${info.size}`;
       if (this.loaded?.version === version) return this.loaded.key;
       text = await this.fs.readFile(this.path);
     } catch (error) {

@@ -190,12 +190,21 @@ function signedParts(message: Buffer): SignedParts | undefined {
   return { body, timeSigned, fudge, mac, error, other };
 }
 
+/** signedParts, with a record cut short or out of bounds named as what it is. */
+function readSignedParts(message: Buffer): SignedParts | undefined {
+  try {
+    return signedParts(message);
+  } catch {
+    throw new Error('a message of the answer has a malformed record or TSIG record');
+  }
+}
+
 const macMatches = (mac: Buffer, expected: Buffer) => mac.length === expected.length && timingSafeEqual(mac, expected);
 const priorMac = (mac: Buffer) => Buffer.concat([u16(mac.length), mac]);
 
 /** The TSIG error of a signed response, after checking its MAC against the request's (RFC 8945 section 5.3). */
 export function verifyResponse(response: Buffer, key: TsigKey, requestMac: Buffer): { ok: boolean; error: number } {
-  const signed = signedParts(response);
+  const signed = readSignedParts(response);
   if (!signed) return { ok: false, error: 0 };
   const expected = createHmac('sha256', key.secret)
     .update(priorMac(requestMac))
@@ -239,7 +248,7 @@ export class TsigStreamVerifier {
   }
 
   message(message: Buffer): void {
-    const signed = signedParts(message);
+    const signed = readSignedParts(message);
     if (!signed) {
       if (this.first) throw new Error('the first message of the answer is not signed');
       this.unsigned.push(message);
