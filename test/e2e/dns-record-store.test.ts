@@ -188,6 +188,58 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
     expect(await cached.remove('web/cached')).to.equal('removed');
   });
 
+  it('a garbled answer is an error naming the query, not a crash', async () => {
+    // A "server" that answers every query with its ID and three bytes of nothing.
+    const garbler = createSocket('udp4');
+    garbler.on('message', (query, sender) =>
+      garbler.send(Buffer.concat([query.subarray(0, 2), Buffer.from([1, 2, 3])]), sender.port, sender.address),
+    );
+    await new Promise<void>((resolve) => garbler.bind(0, '127.0.0.1', resolve));
+    const port = garbler.address().port;
+    const store = new DnsRecordStore(
+      new DnsClient({ server: { host: '127.0.0.1', port }, key: { name: bind.keyName, secret: bind.secret } }),
+      { zone: bind.zone, owner: 'test-cluster' },
+    );
+    try {
+      let error: Error | undefined;
+      try {
+        await store.publish('web/x', record('x.sites.staticsite.dev', 'web/x'));
+      } catch (e) {
+        error = e as Error;
+      }
+      expect(error?.message).to.match(
+        /^the SOA query for sites.staticsite.dev: the DNS server's answer is malformed \(.+\)$/,
+      );
+    } finally {
+      garbler.close();
+    }
+  });
+
+  it('a zone transfer garbled on the way fails that transfer, not the process', async () => {
+    // The length byte of the label "sites" made 63: the names run past their ends.
+    const proxy = await tamperingProxy(bind.port, '\x05sites', '\x3fsites');
+    try {
+      const store = new DnsRecordStore(
+        new DnsClient({
+          server: { host: '127.0.0.1', port: proxy.port },
+          key: { name: bind.keyName, secret: bind.secret },
+        }),
+        { zone: bind.zone, owner: 'test-cluster' },
+      );
+      let error: Error | undefined;
+      try {
+        await store.remove('web/anything');
+      } catch (e) {
+        error = e as Error;
+      }
+      expect(error?.message).to.match(
+        new RegExp(`^zone transfer of sites.staticsite.dev from 127.0.0.1:${proxy.port}: .+`),
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('concurrent publishes on a cold store share one zone transfer', async () => {
     const { transport, calls } = counting(client);
     const writer = new DnsRecordStore(client, { zone: bind.zone, owner: 'test-cluster' });

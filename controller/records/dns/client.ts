@@ -120,31 +120,38 @@ export class DnsClient implements DnsTransport {
 
   /** Sends one signed UPDATE; resolves on NOERROR with a valid response MAC, else rejects naming the rcode. */
   private async sendUpdate(key: TsigKey, message: Buffer, what: string): Promise<void> {
-    const { wire, mac } = signMessage(message, key, this.options.now());
-    const response = await this.exchangeUdp(wire, what);
-    const rcode = rcodeOf(dnsPacket.decode(response));
-    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode, response);
-    const verified = verifyResponse(response, key, mac);
-    if (!verified.ok) throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
+    await this.signedExchange(key, message, what);
   }
 
   /** The zone's SOA serial (a signed query over UDP, the answer's MAC checked). */
   private async querySerial(key: TsigKey, zone: string): Promise<number> {
     const what = `the SOA query for ${zone}`;
-    const { wire, mac } = signMessage(queryMessage(zone, TYPE.SOA), key, this.options.now());
-    const response = await this.exchangeUdp(wire, what);
-    const packet = dnsPacket.decode(response);
-    const rcode = rcodeOf(packet);
-    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode, response);
-    if (!verifyResponse(response, key, mac).ok) {
-      throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
-    }
+    const packet = await this.signedExchange(key, queryMessage(zone, TYPE.SOA), what);
     const soa = (packet.answers ?? []).find((a) => a.type === 'SOA');
     const serial = soa?.data.serial;
     if (serial === undefined) {
       throw new Error(`${what}: the DNS server answered without an SOA record (is it authoritative for ${zone}?)`);
     }
     return serial;
+  }
+
+  /** One message signed, sent over UDP, and its answer decoded: NOERROR and a valid MAC, or an error naming `what`. */
+  private async signedExchange(key: TsigKey, message: Buffer, what: string): Promise<dnsPacket.Packet> {
+    const { wire, mac } = signMessage(message, key, this.options.now());
+    const response = await this.exchangeUdp(wire, what);
+    let packet: dnsPacket.Packet;
+    let verified: boolean;
+    try {
+      packet = dnsPacket.decode(response);
+      const rcode = rcodeOf(packet);
+      if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode, response);
+      verified = verifyResponse(response, key, mac).ok;
+    } catch (error) {
+      if (error instanceof DnsRcodeError) throw error;
+      throw new Error(`${what}: the DNS server's answer is malformed (${(error as Error).message})`);
+    }
+    if (!verified) throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
+    return packet;
   }
 
   /**
