@@ -60,6 +60,16 @@ async function tamperingProxy(bindPort: number, from: string, to: string) {
   };
 }
 
+/** The message a call fails with, or undefined when it succeeds. */
+async function failure(call: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await call;
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** The real client, counting the zone transfers and SOA queries the store asks of it. */
 function counting(inner: DnsTransport) {
   const calls = { transfers: 0, serials: 0 };
@@ -122,13 +132,7 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
   it('never changes or deletes a name it does not own', async () => {
     // Someone else's record, written by nsupdate with the zone's key (as another tool sharing it would).
     await bind.nsupdate(['taken.sites.staticsite.dev 300 CNAME elsewhere.example.']);
-    let error: Error | undefined;
-    try {
-      await store.publish('web/other', record('taken.sites.staticsite.dev', 'web/other'));
-    } catch (e) {
-      error = e as Error;
-    }
-    expect(error?.message).to.equal(
+    expect(await failure(store.publish('web/other', record('taken.sites.staticsite.dev', 'web/other')))).to.equal(
       'taken.sites.staticsite.dev already exists in zone sites.staticsite.dev and is not owned by StaticSite web/other (no ownership record at cname-taken.sites.staticsite.dev names it): left untouched',
     );
     expect(await store.remove('web/other')).to.equal('absent');
@@ -149,12 +153,7 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
         zone: bind.zone,
         owner: 'test-cluster',
       });
-      try {
-        await store.publish('web/x', record('x.sites.staticsite.dev', 'web/x'));
-      } catch (e) {
-        return (e as Error).message;
-      }
-      return 'published';
+      return failure(store.publish('web/x', record('x.sites.staticsite.dev', 'web/x')));
     };
     expect(await refusal({ name: bind.keyName, secret: Buffer.alloc(32) })).to.equal(
       'the SOA query for sites.staticsite.dev: the DNS server answered NOTAUTH (TSIG error BADSIG)',
@@ -201,13 +200,7 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
       { zone: bind.zone, owner: 'test-cluster' },
     );
     try {
-      let error: Error | undefined;
-      try {
-        await store.publish('web/x', record('x.sites.staticsite.dev', 'web/x'));
-      } catch (e) {
-        error = e as Error;
-      }
-      expect(error?.message).to.match(
+      expect(await failure(store.publish('web/x', record('x.sites.staticsite.dev', 'web/x')))).to.match(
         /^the SOA query for sites.staticsite.dev: the DNS server's answer is malformed \(.+\)$/,
       );
     } finally {
@@ -226,13 +219,7 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
         }),
         { zone: bind.zone, owner: 'test-cluster' },
       );
-      let error: Error | undefined;
-      try {
-        await store.remove('web/anything');
-      } catch (e) {
-        error = e as Error;
-      }
-      expect(error?.message).to.match(
+      expect(await failure(store.remove('web/anything'))).to.match(
         new RegExp(`^zone transfer of sites.staticsite.dev from 127.0.0.1:${proxy.port}: .+`),
       );
     } finally {
@@ -273,13 +260,7 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
         { zone: bind.zone, owner: 'test-cluster' },
       );
     try {
-      let error: Error | undefined;
-      try {
-        await through(proxy.port).remove('web/forged');
-      } catch (e) {
-        error = e as Error;
-      }
-      expect(error?.message).to.equal(
+      expect(await failure(through(proxy.port).remove('web/forged'))).to.equal(
         `zone transfer of sites.staticsite.dev from 127.0.0.1:${proxy.port}: a message of the answer does not carry a valid TSIG signature`,
       );
       expect(await bind.dig('forged.sites.staticsite.dev', 'CNAME')).to.deep.equal(['forged.web.svc.cluster.local.']);
