@@ -134,7 +134,7 @@ export class BindServer {
   }
 
   /** How a signed zone transfer arrives, as dig counts it: its records and the messages they came in. */
-  async transferSize(): Promise<{ records: number; messages: number }> {
+  async transferSize(): Promise<{ records: number; messages: number; bytes: number }> {
     const { stdout } = await run(await which('dig'), [
       '@127.0.0.1',
       '-p',
@@ -144,9 +144,9 @@ export class BindServer {
       this.zone,
       'AXFR',
     ]);
-    const size = /XFR size: (\d+) records \(messages (\d+),/.exec(stdout);
+    const size = /XFR size: (\d+) records \(messages (\d+), bytes (\d+)\)/.exec(stdout);
     if (!size) throw new Error(`dig AXFR ${this.zone} printed no transfer size:\n${stdout}`);
-    return { records: Number(size[1]), messages: Number(size[2]) };
+    return { records: Number(size[1]), messages: Number(size[2]), bytes: Number(size[3]) };
   }
 }
 
