@@ -13,10 +13,11 @@ const record = (hostname: string, site = 'web/shop') => ({
 });
 
 /**
- * A man in the middle on loopback: UDP relayed as is, and each DNS message BIND sends over TCP with
- * `from` replaced by `to` (the same length, so the framing holds).
+ * A man in the middle on loopback: each DNS message BIND sends over TCP with `from` replaced by `to`
+ * (the same length, so the framing holds); UDP answers relayed as they are, or with their header's
+ * AD bit flipped (`flipUdpHeader`: still a well-formed NOERROR answer, no longer the signed one).
  */
-async function tamperingProxy(bindPort: number, from: string, to: string) {
+async function tamperingProxy(bindPort: number, from: string, to: string, flipUdpHeader = false) {
   const tcp: Server = createServer((client) => {
     const upstream = connect(bindPort, '127.0.0.1');
     client.pipe(upstream);
@@ -41,6 +42,7 @@ async function tamperingProxy(bindPort: number, from: string, to: string) {
     const done = setTimeout(() => relay.close(), 3_000); // no answer: do not leak the socket
     relay.on('message', (answer) => {
       clearTimeout(done);
+      if (flipUdpHeader) answer.writeUInt8(answer.readUInt8(3) ^ 0x20, 3);
       udp.send(answer, sender.port, sender.address);
       relay.close();
     });
@@ -205,6 +207,24 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
       );
     } finally {
       garbler.close();
+    }
+  });
+
+  it('an answer over UDP altered on the way is refused: its MAC is checked', async () => {
+    const proxy = await tamperingProxy(bind.port, 'no-such-text', 'no-such-text', true);
+    try {
+      const store = new DnsRecordStore(
+        new DnsClient({
+          server: { host: '127.0.0.1', port: proxy.port },
+          key: { name: bind.keyName, secret: bind.secret },
+        }),
+        { zone: bind.zone, owner: 'test-cluster' },
+      );
+      expect(await failure(store.remove('web/anything'))).to.equal(
+        'the SOA query for sites.staticsite.dev: a message of the answer does not carry a valid TSIG signature',
+      );
+    } finally {
+      await proxy.close();
     }
   });
 

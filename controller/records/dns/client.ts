@@ -88,7 +88,7 @@ export class DnsClient implements DnsTransport {
   // The key is read before each exchange is timed: a key file that fails is not a DNS answer.
   async update(message: Buffer, what: string): Promise<void> {
     const key = await this.key();
-    return this.observed('update', () => this.sendUpdate(key, message, what));
+    await this.observed('update', () => this.signedExchange(key, message, what));
   }
 
   async serial(zone: string): Promise<number> {
@@ -118,11 +118,6 @@ export class DnsClient implements DnsTransport {
     }
   }
 
-  /** Sends one signed UPDATE; resolves on NOERROR with a valid response MAC, else rejects naming the rcode. */
-  private async sendUpdate(key: TsigKey, message: Buffer, what: string): Promise<void> {
-    await this.signedExchange(key, message, what);
-  }
-
   /** The zone's SOA serial (a signed query over UDP, the answer's MAC checked). */
   private async querySerial(key: TsigKey, zone: string): Promise<number> {
     const what = `the SOA query for ${zone}`;
@@ -135,22 +130,26 @@ export class DnsClient implements DnsTransport {
     return serial;
   }
 
-  /** One message signed, sent over UDP, and its answer decoded: NOERROR and a valid MAC, or an error naming `what`. */
+  /**
+   * One message (an UPDATE, a query) signed and sent over UDP, its answer decoded: NOERROR and a valid
+   * MAC, or an error naming `what` and the rcode or what is wrong with the answer.
+   */
   private async signedExchange(key: TsigKey, message: Buffer, what: string): Promise<dnsPacket.Packet> {
     const { wire, mac } = signMessage(message, key, this.options.now());
     const response = await this.exchangeUdp(wire, what);
     let packet: dnsPacket.Packet;
-    let verified: boolean;
     try {
       packet = dnsPacket.decode(response);
-      const rcode = rcodeOf(packet);
-      if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode, response);
-      verified = verifyResponse(response, key, mac).ok;
     } catch (error) {
-      if (error instanceof DnsRcodeError) throw error;
       throw new Error(`${what}: the DNS server's answer is malformed (${(error as Error).message})`);
     }
-    if (!verified) throw new Error(`${what}: the DNS server's answer does not carry a valid TSIG signature`);
+    const rcode = rcodeOf(packet);
+    if (rcode !== 'NOERROR') throw new DnsRcodeError(what, rcode, response);
+    try {
+      verifyResponse(response, key, mac);
+    } catch (error) {
+      throw new Error(`${what}: ${(error as Error).message}`);
+    }
     return packet;
   }
 

@@ -202,18 +202,6 @@ function readSignedParts(message: Buffer): SignedParts | undefined {
 const macMatches = (mac: Buffer, expected: Buffer) => mac.length === expected.length && timingSafeEqual(mac, expected);
 const priorMac = (mac: Buffer) => Buffer.concat([u16(mac.length), mac]);
 
-/** The TSIG error of a signed response, after checking its MAC against the request's (RFC 8945 section 5.3). */
-export function verifyResponse(response: Buffer, key: TsigKey, requestMac: Buffer): { ok: boolean; error: number } {
-  const signed = readSignedParts(response);
-  if (!signed) return { ok: false, error: 0 };
-  const expected = createHmac('sha256', key.secret)
-    .update(priorMac(requestMac))
-    .update(signed.body)
-    .update(tsigVariables(key, signed.timeSigned, signed.fudge, signed.error, signed.other))
-    .digest();
-  return { ok: macMatches(signed.mac, expected), error: signed.error };
-}
-
 /** RFC 8945 section 3 (and RFC 6895's registry): the TSIG error codes a server may answer. */
 const TSIG_ERRORS: Record<number, string> = { 16: 'BADSIG', 17: 'BADKEY', 18: 'BADTIME', 22: 'BADTRUNC' };
 export const tsigErrorName = (code: number) => TSIG_ERRORS[code] ?? String(code);
@@ -278,4 +266,11 @@ export class TsigStreamVerifier {
   end(): void {
     if (this.first || this.unsigned.length > 0) throw new Error('the last message of the answer is not signed');
   }
+}
+
+/** A single signed answer (RFC 8945 section 5.3): an answer of one message. Throws as `message` does. */
+export function verifyResponse(response: Buffer, key: TsigKey, requestMac: Buffer): void {
+  const verifier = new TsigStreamVerifier(key, requestMac);
+  verifier.message(response);
+  verifier.end();
 }
