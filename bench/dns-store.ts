@@ -1,7 +1,7 @@
 /**
  * What a settled site costs the DNS server per reconcile: the DNS store as shipped (an SOA query,
  * the last zone transfer reused while the serial is unchanged) beside the same store made to
- * transfer the zone every time (transferMaxAgeMs 0, what it did before), against Debian's BIND 9
+ * transfer the zone every time (transferMaxAgeMs 0: what it did before, plus the SOA query), against Debian's BIND 9
  * holding `sites` StaticSites' records (a CNAME and an ownership TXT each). Alternating rounds of
  * `publishes` unchanged publishes each; per-publish medians and the ratio.
  *
