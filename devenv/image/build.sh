@@ -18,10 +18,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 cache="${STATICSITE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/staticsite-operator}/images"
 mkdir -p "$cache"
+# Docker Engine first, outside the lock: nothing long-lived may start while the lock is held.
+bash "$here/docker-engine.sh"
 exec 9>"$cache/.build.lock"
 flock 9
-
-bash "$here/docker-engine.sh"
 
 LOCAL=staticsite-local
 KEY_LABEL=dev.staticsite.key

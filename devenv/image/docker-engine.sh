@@ -43,9 +43,18 @@ if ! answers; then
     exit 1
   fi
   # No init system runs services here: start dockerd (which starts its own containerd) detached,
-  # so it outlives this script and the shell that called it.
+  # so it outlives this script and the shell that called it. It must not inherit any descriptor
+  # above 2: a caller's lock (devenv/image/build.sh holds one) or pipe would stay held for as long
+  # as dockerd runs, and every later build waiting for that lock would wait for ever.
   echo "starting dockerd (log: $log_dir/dockerd.log)..." >&2
-  setsid nohup dockerd >>"$log_dir/dockerd.log" 2>&1 </dev/null &
+  (
+    cd /
+    for path in /proc/$BASHPID/fd/*; do
+      fd=${path##*/}
+      if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid nohup dockerd >>"$log_dir/dockerd.log" 2>&1 </dev/null
+  ) &
   for _ in $(seq 1 120); do
     answers && break
     sleep 0.5
