@@ -5,6 +5,7 @@ import module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../devenv/package-root.ts';
+import { watchParent } from '../kube/parent-watch.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
 export interface LoadedCommand {
@@ -127,6 +128,11 @@ if (isEntryPoint()) {
   // version): a repeated run, as in a pre-commit hook, skips most of the module compilation. Where
   // the directory is not writable the cache is simply off.
   module.enableCompileCache?.();
+  watchParent(
+    process.env,
+    () => process.ppid,
+    () => process.kill(process.pid, 'SIGTERM'),
+  );
   const io: CommandIO = {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),

@@ -5,6 +5,7 @@ import { access, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { DnsClient } from '../../controller/records/dns/client.ts';
 import { freePort } from '../ports.ts';
 
 const run = promisify(execFile);
@@ -57,11 +58,33 @@ export class BindServer {
     this.child.stderr?.on('data', (chunk: Buffer) => {
       this.log = (this.log + chunk.toString()).slice(-8000);
     });
+    await this.waitUntilServing(20_000);
+    return this;
+  }
+
+  /**
+   * Ready is the zone answering: a signed SOA query gets NOERROR. An open port, or named logging
+   * "running", comes before the zone is loaded, and a query then gets SERVFAIL.
+   */
+  private async waitUntilServing(timeoutMs: number): Promise<void> {
+    const client = new DnsClient({
+      server: { host: '127.0.0.1', port: this.port },
+      key: { name: this.keyName, secret: this.secret },
+      timeoutMs: 500,
+    });
     const started = Date.now();
+    let last = 'no answer yet';
     for (;;) {
-      if (this.child.exitCode !== null) throw new Error(`named exited: ${this.log}`);
-      if (this.log.includes('running')) return this;
-      if (Date.now() - started > 20_000) throw new Error(`named did not start within 20 s: ${this.log}`);
+      if (this.child?.exitCode !== null) throw new Error(`named exited: ${this.log}`);
+      try {
+        await client.serial(this.zone);
+        return;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      if (Date.now() - started > timeoutMs) {
+        throw new Error(`named: zone ${this.zone} not serving within ${timeoutMs} ms (${last}): ${this.log}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -8,6 +8,7 @@ import { createConnection } from 'node:net';
 import { expect } from 'chai';
 import { eventually } from '../../devenv/crds.ts';
 import { buildImages, docker, dockerOk, runCommand } from '../support/docker.ts';
+import { registerCleanup } from '../support/run-guard.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const PROJECT = 'staticsite-e2e';
@@ -58,6 +59,8 @@ describe('e2e: docker compose up -d (local images)', function () {
 
   before(async function () {
     this.timeout(45 * 60_000);
+    // However the run ends, the project goes down after it (compose finds it by its label).
+    registerCleanup(['docker', 'compose', '-p', PROJECT, 'down', '-v', '--remove-orphans']);
     await buildImages();
     await composeRun(['down', '-v', '--remove-orphans']);
     const busy = [];

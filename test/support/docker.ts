@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { RUN_MARKER, registerCleanup } from './run-guard.ts';
 
 export interface CommandResult {
   code: number | null;
@@ -31,9 +32,16 @@ export function runCommand(
   });
 }
 
-/** `docker ARGS`, to its end. */
+/** The label on every container a test run starts: the run's reaper removes them, however the run ends. */
+const RUN_LABEL = 'dev.staticsite.test-run';
+
+/** `docker ARGS`, to its end. A container it runs is labelled with the run and removed after it. */
 export function docker(args: readonly string[], timeoutMs?: number): Promise<CommandResult> {
-  return runCommand('docker', args, { timeoutMs });
+  const run = process.env[RUN_MARKER]?.split(',').at(-1);
+  if (args[0] !== 'run' || !run) return runCommand('docker', args, { timeoutMs });
+  const label = `${RUN_LABEL}=${run}`;
+  registerCleanup(['sh', '-c', `docker ps -aq --filter label=${label} | xargs -r docker rm -f`]);
+  return runCommand('docker', ['run', '--label', label, ...args.slice(1)], { timeoutMs });
 }
 
 /** `docker ARGS`, which must exit 0; resolves with its stdout, trimmed. */
