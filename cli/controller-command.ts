@@ -9,7 +9,7 @@ import { type LogContext, logLevelProblem } from '../kube/process-logger.ts';
 import { OBSERVABILITY_OPTIONS, OBSERVABILITY_USAGE, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
-export const controllerUsage = `staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--records dir:DIR|dns:HOST:PORT --dns-zone Z --dns-tsig-key-file F [--dns-owner-id ID]] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] ${OBSERVABILITY_USAGE} [--site-image IMAGE] [--site-port 8080] [--log-level info]`;
+export const controllerUsage = `staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT --dns-zone Z --dns-tsig-key-file F [--dns-owner-id ID]] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] ${OBSERVABILITY_USAGE} [--site-image IMAGE] [--site-port 8080] [--log-level info]`;
 
 /** `--exclude-namespaces a,b`: a comma-separated list; an empty value excludes nothing. */
 export function namespaceList(value: string): string[] {
@@ -84,6 +84,7 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
       namespace: { type: 'string', default: '' },
       'exclude-namespaces': { type: 'string', default: EXCLUDED_NAMESPACES.join(',') },
       'claims-namespace': { type: 'string' },
+      'create-claims-namespace': { type: 'boolean', default: false },
       records: { type: 'string' },
       'records-dir': { type: 'string', default: '/var/lib/staticsite/records' },
       'dns-zone': { type: 'string' },
@@ -120,6 +121,7 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
     namespace: values.namespace,
     excludeNamespaces: namespaceList(values['exclude-namespaces']),
     claimsNamespace: values['claims-namespace'],
+    createClaimsNamespace: values['create-claims-namespace'],
     records: recordsConfig(values),
     workers: Math.max(1, positiveInt('workers', values.workers)),
     leaderElect: values['leader-elect'],

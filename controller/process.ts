@@ -11,12 +11,15 @@ import { ApiEventRecorder } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
 import { ControllerMetrics } from './observability/metrics.ts';
 import { createRecordStore, type RecordsConfig } from './records/records-config.ts';
+import { checkStartupNeeds, retryUnreachable } from './startup-checks.ts';
 
 export interface ControllerProcessOptions {
   kubeconfig?: string;
   namespace: string;
   /** Where the hostname claims live. Default: the leader-election Lease's namespace. */
   claimsNamespace?: string;
+  /** Create the claims namespace when it is missing (a developer's cluster), instead of failing. */
+  createClaimsNamespace?: boolean;
   /** StaticSites in these namespaces are left alone. */
   excludeNamespaces: readonly string[];
   records: RecordsConfig;
@@ -88,6 +91,21 @@ export async function startController(
         }
       : undefined,
   };
+  // Start-up dependencies before anything serves /readyz: a missing one fails the start with its fix,
+  // rather than a controller that reports ready and fails every reconcile.
+  await retryUnreachable(
+    () =>
+      checkStartupNeeds(api, {
+        namespace: options.namespace,
+        claimsNamespace: config.claimsNamespace,
+        leaderElectionNamespace: config.leaderElection?.namespace,
+        createClaimsNamespace: options.createClaimsNamespace ?? false,
+      }),
+    { clock, logger },
+  ).catch((error: unknown) => {
+    transport.close();
+    throw error;
+  });
   // Events get their own connection pool and throttle, as controller-runtime's recorder gets its own
   // client: an error storm's events never starve the reconciles' requests, nor the reverse.
   const eventTransport = await HttpsTransport.connect(cluster, {

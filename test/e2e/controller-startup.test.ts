@@ -1,0 +1,163 @@
+/**
+ * The controller's start-up dependencies, through the built CLI against a real control plane of its
+ * own (it starts without the CRD): a missing CRD, claims namespace or permission ends the process
+ * within 10 s with the fix in its message; --create-claims-namespace makes the namespace; the
+ * manifests' RBAC grants every permission the checks ask for (the API server answers each review).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { expect } from 'chai';
+import { buildCrd } from '../../api/index.ts';
+import { ControlPlane } from '../../devenv/controlplane.ts';
+import { eventually, installCrd } from '../../devenv/crds.ts';
+import { freePort } from '../../devenv/ports.ts';
+import { builtCli } from '../../devenv/webhook-process.ts';
+import { applyControllerRbac } from '../support/controller-harness.ts';
+
+interface Ended {
+  code: number | null;
+  stderr: string;
+  ms: number;
+}
+
+/** `staticsite controller ARGS` to its end, or killed after `timeoutMs`. */
+function runController(kubeconfig: string, args: string[], timeoutMs = 20_000): Promise<Ended> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    void freePort().then((port) => {
+      const child = spawn(
+        process.execPath,
+        [
+          builtCli(),
+          'controller',
+          `--kubeconfig=${kubeconfig}`,
+          `--metrics-port=${port}`,
+          '--metrics-bind-address=127.0.0.1',
+          ...args,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stderr, ms: Date.now() - started });
+      });
+    });
+  });
+}
+
+describe('e2e: the controller checks its start-up dependencies (built CLI, own control plane)', function () {
+  this.timeout(120_000);
+  const cp = new ControlPlane();
+  const suffix = randomBytes(3).toString('hex');
+  const ns = `startup-${suffix}`;
+
+  before(async function () {
+    this.timeout(180_000);
+    await cp.start();
+    await cp.ensureNamespace(ns);
+  });
+  after(async () => cp.stop());
+
+  it('without the CRD: exits 1 within 10 s, naming the CRD and how to install it', async () => {
+    const ended = await runController(cp.kubeconfigPath, [`--namespace=${ns}`, `--claims-namespace=${ns}`]);
+    expect(ended.code, ended.stderr).to.equal(1);
+    expect(ended.ms).to.be.below(10_000);
+    expect(ended.stderr).to.include(
+      'the StaticSite API (staticsite.dev/v1, staticsites) is not served: install the CRD first (kubectl apply -k manifests/crds/full)',
+    );
+  });
+
+  it('without its claims namespace: exits 1 within 10 s, naming the namespace and the three fixes', async () => {
+    await installCrd(cp.admin, buildCrd());
+    const missing = `absent-${suffix}`;
+    const ended = await runController(cp.kubeconfigPath, [`--namespace=${ns}`, `--claims-namespace=${missing}`]);
+    expect(ended.code, ended.stderr).to.equal(1);
+    expect(ended.ms).to.be.below(10_000);
+    expect(ended.stderr).to.include(
+      `the hostname claims namespace "${missing}" does not exist: create it (kubectl create namespace ${missing}), name an existing one with --claims-namespace, or pass --create-claims-namespace`,
+    );
+    expect((await cp.admin.get(`/api/v1/namespaces/${missing}`)).status).to.equal(404);
+  });
+
+  it('with --create-claims-namespace: creates it and becomes ready', async () => {
+    const created = `made-${suffix}`;
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [
+        builtCli(),
+        'controller',
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        `--namespace=${ns}`,
+        `--claims-namespace=${created}`,
+        '--create-claims-namespace',
+        `--metrics-port=${port}`,
+        '--metrics-bind-address=127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
+    try {
+      await eventually(
+        'the controller ready',
+        async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+        30_000,
+      );
+      expect((await cp.admin.get(`/api/v1/namespaces/${created}`)).status).to.equal(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('as a ServiceAccount with no roles: exits 1, naming what it may not do and where the roles are', async () => {
+    const credentials = await cp.serviceAccountCredentials(ns, 'no-roles');
+    const kubeconfig = await cp.writeKubeconfig('no-roles.kubeconfig', credentials, 'no-roles');
+    const ended = await runController(kubeconfig, [`--namespace=${ns}`, `--claims-namespace=${ns}`]);
+    expect(ended.code, ended.stderr).to.equal(1);
+    expect(ended.stderr).to.include(`this identity may not get staticsites.staticsite.dev in namespace ${ns}, `);
+    expect(ended.stderr).to.include(`update staticsites/status.staticsite.dev in namespace ${ns}`);
+    expect(ended.stderr).to.include(`delete leases.coordination.k8s.io in namespace ${ns}`);
+    expect(ended.stderr).to.include('grant the roles in manifests/controller/controller-rbac.yaml');
+  });
+
+  it("as its ServiceAccount with the manifests' RBAC: every check passes and it becomes ready", async () => {
+    const sys = `sys-${suffix}`;
+    await applyControllerRbac(cp, sys);
+    const credentials = await cp.serviceAccountCredentials(sys, 'staticsite-controller');
+    const kubeconfig = await cp.writeKubeconfig('controller.kubeconfig', credentials, 'staticsite-controller');
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [
+        builtCli(),
+        'controller',
+        `--kubeconfig=${kubeconfig}`,
+        '--leader-elect',
+        `--leader-elect-namespace=${sys}`,
+        `--metrics-port=${port}`,
+        '--metrics-bind-address=127.0.0.1',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    try {
+      await eventually(
+        'the controller ready',
+        async () => {
+          if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
+          return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200;
+        },
+        30_000,
+      );
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
