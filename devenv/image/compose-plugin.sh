@@ -20,8 +20,10 @@ binary="$root/$key/docker-compose"
 mkdir -p "$root"
 exec 9>"$root/.build.lock"
 flock 9
-if [ ! -x "$binary" ]; then
-  echo "building Docker Compose $version from the Go module proxy, a few minutes..." >&2
+if [ -x "$binary" ]; then
+  echo "docker compose $version: cached ($key)" >&2
+else
+  echo "building Docker Compose $version ($key) from the Go module proxy, a few minutes..." >&2
   started=$(date +%s)
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT

@@ -53,7 +53,9 @@ if ! answers; then
       fd=${path##*/}
       if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
     done
-    exec setsid nohup dockerd >>"$log_dir/dockerd.log" 2>&1 </dev/null
+    # The machine's daemon, not a test run's: without the run's marker, a test run's reaper
+    # (test/support/reaper.ts) leaves it running when the run ends.
+    exec env -u STATICSITE_TEST_RUN -u STATICSITE_TEST_RUN_DIR setsid nohup dockerd >>"$log_dir/dockerd.log" 2>&1 </dev/null
   ) &
   for _ in $(seq 1 120); do
     answers && break

@@ -10,6 +10,7 @@ command -v go >/dev/null || { echo "build.sh: the Go toolchain is required (go n
 key=$(cat "$here/main.go" <(echo "$version") <(go env GOVERSION) | sha256sum | cut -c1-16)
 dir="${STATICSITE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/staticsite-operator}/kustomize/$key"
 if [ -x "$dir/kubectl-kustomize" ]; then
+  echo "kubectl $version's kustomize: cached ($key)" >&2
   echo "$dir/kubectl-kustomize"
   exit 0
 fi
@@ -17,6 +18,6 @@ src="$dir/src"
 mkdir -p "$src"
 cp "$here/main.go" "$src/"
 printf 'module staticsite.dev/devenv/kustomize\n\ngo 1.22\n\nrequire k8s.io/kubectl %s\n' "$version" > "$src/go.mod"
-echo "building kubectl $version's kustomize command (first time: about a minute)..." >&2
+echo "building kubectl $version's kustomize command ($key; first time: about a minute)..." >&2
 (cd "$src" && go mod tidy >&2 && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$dir/kubectl-kustomize" .)
 echo "$dir/kubectl-kustomize"

@@ -25,6 +25,11 @@ function documents(text: string): Json[] {
     .filter((o) => o !== null);
 }
 
+/** No cluster to ask: no kubeconfig reaches one, as on a laptop rendering for CI. */
+function offline(): NodeJS.ProcessEnv {
+  return { ...process.env, KUBECONFIG: '/nonexistent/kubeconfig' };
+}
+
 /** helm uninstall leaves the CRD (templates/crd.yaml): its StaticSites would go with it, finalizers stuck. */
 const HELM_KEEP = 'helm.sh/resource-policy';
 
@@ -45,109 +50,143 @@ function canonical(objects: Json[]): string[] {
   );
 }
 
-describe('e2e: the Helm chart (charts/staticsite-operator) and the kustomize manifests', function () {
-  this.timeout(120_000);
-  let cp: ControlPlane;
-  let helm: string;
+/** The newest Helm 4 and the newest Helm 3 (what most users run), each built from its Go module. */
+const HELM_VERSIONS = ['v4.3.2', 'v3.22.0'];
 
-  const template = (...sets: string[]) => {
-    const result = spawnSync(
-      helm,
-      ['template', 'staticsite', chart, '--namespace', 'staticsite-system', ...sets.flatMap((s) => ['--set', s])],
-      { encoding: 'utf8' },
-    );
-    return { ...result, objects: result.status === 0 ? documents(result.stdout) : [] };
-  };
-  const kustomize = async (tree: string) => {
-    const result = await cp.kubectl(['kustomize', `${repoRoot}${tree}`]);
-    expect(result.code, result.stderr).to.equal(0);
-    return documents(result.stdout);
-  };
+for (const helmVersion of HELM_VERSIONS)
+  describe(`e2e: the Helm chart (charts/staticsite-operator) with helm ${helmVersion}, and the kustomize manifests`, function () {
+    this.timeout(120_000);
+    let cp: ControlPlane;
+    let helm: string;
 
-  before(async function () {
-    this.timeout(900_000); // the first run builds helm from the module proxy (a few minutes; cached afterwards)
-    helm = cachedGoTool(`${repoRoot}devenv/helm/build.sh`); // helm from its Go module
-    ({ controlPlane: cp } = await testCluster());
-  });
+    // Offline, as a user renders without a cluster: no --kube-version.
+    const template = (...sets: string[]) => {
+      const result = spawnSync(
+        helm,
+        ['template', 'staticsite', chart, '--namespace', 'staticsite-system', ...sets.flatMap((s) => ['--set', s])],
+        { encoding: 'utf8', env: offline() },
+      );
+      return { ...result, objects: result.status === 0 ? documents(result.stdout) : [] };
+    };
+    const kustomize = async (tree: string) => {
+      const result = await cp.kubectl(['kustomize', `${repoRoot}${tree}`]);
+      expect(result.code, result.stderr).to.equal(0);
+      return documents(result.stdout);
+    };
 
-  it('helm lint passes with no warning', () => {
-    const lint = spawnSync(helm, ['lint', '--strict', chart], { encoding: 'utf8' });
-    expect(lint.status, lint.stdout + lint.stderr).to.equal(0);
-    expect(lint.stdout).to.include('1 chart(s) linted, 0 chart(s) failed');
-  });
-
-  const pairs = [
-    { values: [], tree: 'manifests' },
-    { values: ['certificates.mode=cert-manager'], tree: 'manifests/overlays/cert-manager' },
-    { values: ['controller.watchNamespace=sites'], tree: 'manifests/overlays/single-namespace' },
-    { values: ['monitoring.enabled=true'], tree: 'manifests/overlays/prometheus' },
-  ];
-  for (const { values, tree } of pairs) {
-    it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {
-      const rendered = template('namespace.create=true', ...values);
-      expect(rendered.status, rendered.stderr).to.equal(0);
-      // The watched namespace is the user's: the overlay creates it for its example, the chart does not.
-      const expected = (await kustomize(tree)).filter((o) => !(o.kind === 'Namespace' && o.metadata.name === 'sites'));
-      expect(canonical(rendered.objects)).to.deep.equal(canonical(expected));
-      for (const o of rendered.objects) {
-        expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include({
-          'app.kubernetes.io/managed-by': 'Helm',
-        });
-      }
+    before(async function () {
+      this.timeout(900_000); // the first run builds helm from the module proxy (a few minutes; cached afterwards)
+      helm = cachedGoTool(`${repoRoot}devenv/helm/build.sh`, helmVersion); // helm from its Go module
+      ({ controlPlane: cp } = await testCluster());
     });
-  }
 
-  it('by default neither the release namespace nor its default-deny policy is rendered (a shared namespace stays open)', () => {
-    const rendered = template();
-    expect(rendered.status, rendered.stderr).to.equal(0);
-    expect(rendered.objects.filter((o) => o.kind === 'Namespace')).to.deep.equal([]);
-    expect(rendered.objects.filter((o) => o.metadata.name === 'default-deny-ingress')).to.deep.equal([]);
-  });
+    it('helm lint passes with no warning, offline', () => {
+      const lint = spawnSync(helm, ['lint', '--strict', chart], { encoding: 'utf8', env: offline() });
+      expect(lint.status, lint.stdout + lint.stderr).to.equal(0);
+      expect(lint.stdout).to.include('1 chart(s) linted, 0 chart(s) failed');
+    });
 
-  it('the CRD is kept on helm uninstall', () => {
-    const crd = template().objects.find((o) => o.kind === 'CustomResourceDefinition');
-    expect(crd.metadata.annotations).to.include({ [HELM_KEEP]: 'keep' });
-  });
+    it('helm install --dry-run=server against the real control plane renders the chart for its version', () => {
+      const dryRun = spawnSync(
+        helm,
+        [
+          'install',
+          'staticsite',
+          chart,
+          '--namespace',
+          'staticsite-system',
+          '--dry-run=server',
+          '--kubeconfig',
+          cp.kubeconfigPath,
+        ],
+        { encoding: 'utf8', env: offline() },
+      );
+      expect(dryRun.status, dryRun.stdout + dryRun.stderr).to.equal(0);
+      const objects = documents(dryRun.stdout.slice(dryRun.stdout.indexOf('---')));
+      expect(objects.map((o) => o.kind)).to.include.members([
+        'CustomResourceDefinition',
+        'Deployment',
+        'MutatingWebhookConfiguration',
+      ]);
+    });
 
-  it('values reach the objects: image, replicas, resources, base domain, and the release namespace', () => {
-    const rendered = template(
-      'image.repository=registry.example/staticsite',
-      'image.tag=1.2.3',
-      'webhook.replicas=3',
-      'controller.replicas=1',
-      'controller.resources.limits.memory=512Mi',
-      'baseDomain=sites.example.org',
-    );
-    expect(rendered.status, rendered.stderr).to.equal(0);
-    const deployment = (name: string) =>
-      rendered.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name);
-    for (const name of ['staticsite-webhook', 'staticsite-controller', 'staticsite-certs']) {
-      expect(deployment(name)?.spec.template.spec.containers[0].image).to.equal('registry.example/staticsite:1.2.3');
+    const pairs = [
+      { values: [], tree: 'manifests' },
+      { values: ['certificates.mode=cert-manager'], tree: 'manifests/overlays/cert-manager' },
+      { values: ['controller.watchNamespace=sites'], tree: 'manifests/overlays/single-namespace' },
+      { values: ['monitoring.enabled=true'], tree: 'manifests/overlays/prometheus' },
+    ];
+    for (const { values, tree } of pairs) {
+      it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {
+        const rendered = template('namespace.create=true', ...values);
+        expect(rendered.status, rendered.stderr).to.equal(0);
+        // The watched namespace is the user's: the overlay creates it for its example, the chart does not.
+        const expected = (await kustomize(tree)).filter(
+          (o) => !(o.kind === 'Namespace' && o.metadata.name === 'sites'),
+        );
+        expect(canonical(rendered.objects)).to.deep.equal(canonical(expected));
+        for (const o of rendered.objects) {
+          expect(o.metadata.labels, `${o.kind}/${o.metadata.name}`).to.include({
+            'app.kubernetes.io/managed-by': 'Helm',
+          });
+        }
+      });
     }
-    expect(deployment('staticsite-webhook')?.spec.replicas).to.equal(3);
-    expect(deployment('staticsite-controller')?.spec.replicas).to.equal(1);
-    expect(deployment('staticsite-controller')?.spec.template.spec.containers[0].resources.limits.memory).to.equal(
-      '512Mi',
-    );
-    for (const name of ['staticsite-webhook', 'staticsite-controller']) {
-      expect(deployment(name)?.spec.template.spec.containers[0].args).to.include('--base-domain=sites.example.org');
-    }
 
-    // Another release namespace: every reference follows it, none is left at staticsite-system.
-    const moved = spawnSync(helm, ['template', 'staticsite', chart, '--namespace', 'ops'], { encoding: 'utf8' });
-    expect(moved.status, moved.stderr).to.equal(0);
-    expect(moved.stdout).not.to.include('staticsite-system');
-    const objects = documents(moved.stdout);
-    const validating = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
-    expect(validating.webhooks[0].clientConfig.service.namespace).to.equal('ops');
-    expect(validating.webhooks[0].namespaceSelector.matchExpressions[0].values).to.deep.equal(['kube-system', 'ops']);
-    const crd = objects.find((o) => o.kind === 'CustomResourceDefinition');
-    expect(crd.spec.conversion.webhook.clientConfig.service.namespace).to.equal('ops');
-  });
+    it('by default neither the release namespace nor its default-deny policy is rendered (a shared namespace stays open)', () => {
+      const rendered = template();
+      expect(rendered.status, rendered.stderr).to.equal(0);
+      expect(rendered.objects.filter((o) => o.kind === 'Namespace')).to.deep.equal([]);
+      expect(rendered.objects.filter((o) => o.metadata.name === 'default-deny-ingress')).to.deep.equal([]);
+    });
 
-  it('an unknown certificate mode fails the render with a message naming the choices', () => {
-    const rendered = template('certificates.mode=vault');
-    expect(rendered.status).to.not.equal(0);
-    expect(rendered.stderr).to.include('certificates.mode must be bootstrapper or cert-manager, not "vault"');
+    it('the CRD is kept on helm uninstall', () => {
+      const crd = template().objects.find((o) => o.kind === 'CustomResourceDefinition');
+      expect(crd.metadata.annotations).to.include({ [HELM_KEEP]: 'keep' });
+    });
+
+    it('values reach the objects: image, replicas, resources, base domain, and the release namespace', () => {
+      const rendered = template(
+        'image.repository=registry.example/staticsite',
+        'image.tag=1.2.3',
+        'webhook.replicas=3',
+        'controller.replicas=1',
+        'controller.resources.limits.memory=512Mi',
+        'baseDomain=sites.example.org',
+      );
+      expect(rendered.status, rendered.stderr).to.equal(0);
+      const deployment = (name: string) =>
+        rendered.objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name);
+      for (const name of ['staticsite-webhook', 'staticsite-controller', 'staticsite-certs']) {
+        expect(deployment(name)?.spec.template.spec.containers[0].image).to.equal('registry.example/staticsite:1.2.3');
+      }
+      expect(deployment('staticsite-webhook')?.spec.replicas).to.equal(3);
+      expect(deployment('staticsite-controller')?.spec.replicas).to.equal(1);
+      expect(deployment('staticsite-controller')?.spec.template.spec.containers[0].resources.limits.memory).to.equal(
+        '512Mi',
+      );
+      for (const name of ['staticsite-webhook', 'staticsite-controller']) {
+        expect(deployment(name)?.spec.template.spec.containers[0].args).to.include('--base-domain=sites.example.org');
+      }
+
+      // Another release namespace: every reference follows it, none is left at staticsite-system.
+      const moved = spawnSync(helm, ['template', 'staticsite', chart, '--namespace', 'ops'], {
+        encoding: 'utf8',
+        env: offline(),
+      });
+      expect(moved.status, moved.stderr).to.equal(0);
+      expect(moved.stdout).not.to.include('staticsite-system');
+      const objects = documents(moved.stdout);
+      const validating = objects.find((o) => o.kind === 'ValidatingWebhookConfiguration');
+      expect(validating.webhooks[0].clientConfig.service.namespace).to.equal('ops');
+      expect(validating.webhooks[0].namespaceSelector.matchExpressions[0].values).to.deep.equal(['kube-system', 'ops']);
+      const crd = objects.find((o) => o.kind === 'CustomResourceDefinition');
+      expect(crd.spec.conversion.webhook.clientConfig.service.namespace).to.equal('ops');
+    });
+
+    it('an unknown certificate mode fails the render with a message naming the choices', () => {
+      const rendered = template('certificates.mode=vault');
+      expect(rendered.status).to.not.equal(0);
+      expect(rendered.stderr).to.include('certificates.mode must be bootstrapper or cert-manager, not "vault"');
+    });
   });
-});

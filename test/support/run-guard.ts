@@ -46,7 +46,9 @@ export function guardTestRun(): void {
     [new URL('./reaper.ts', import.meta.url).pathname, RUN_MARKER, id, dir, ...runChain().map(String)],
     // Its own session: a Ctrl-C to the terminal's process group does not reach it. Its stdin is a pipe
     // from this process: when this process is gone, however, the pipe closes.
-    { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env } },
+    // No coverage of its own: it outlives the runner, and c8 reads the coverage folder as soon as the
+    // runner has exited.
+    { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env: withoutCoverage(process.env) },
   );
   reaper.unref();
   (reaper.stdin as unknown as { unref?: () => void }).unref?.();
@@ -54,6 +56,11 @@ export function guardTestRun(): void {
   // either run's end ends its processes.
   process.env[RUN_MARKER] = [process.env[RUN_MARKER], id].filter(Boolean).join(',');
   process.env[RUN_DIR] = dir;
+}
+
+function withoutCoverage(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { NODE_V8_COVERAGE: _coverage, ...rest } = env;
+  return rest;
 }
 
 /**
