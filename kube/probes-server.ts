@@ -34,7 +34,7 @@ export interface ProbeChecks {
 }
 
 export interface ProbeAnswer {
-  status: 200 | 500;
+  status: 200 | 400 | 500;
   headers: Record<string, string>;
   body: string;
 }
@@ -67,10 +67,11 @@ export class Probes {
 
   /** The answer to a GET of `url` when its path is `/healthz`, `/livez` or `/readyz`; otherwise undefined. */
   answer(url: string): ProbeAnswer | undefined {
-    const { pathname, searchParams } = new URL(url, 'http://probe');
-    const probe = pathname.slice(1);
+    const target = parseRequestTarget(url);
+    if (!target) return { status: 400, headers: HEADERS, body: 'malformed request target\n' };
+    const probe = target.path.slice(1);
     if (probe !== 'healthz' && probe !== 'livez' && probe !== 'readyz') return undefined;
-    return this.run(probe, searchParams);
+    return this.run(probe, target.query);
   }
 
   private run(probe: ProbeName, query: URLSearchParams): ProbeAnswer {
@@ -129,6 +130,26 @@ export interface ProbesServerOptions extends ProbeChecks {
 }
 
 /**
+ * A request target (RFC 9112 section 3.2) as its path and query: origin-form (`/readyz?verbose`,
+ * `//`) split at the first `?`, absolute-form parsed as a URL; undefined when it is neither (`http://[::1`).
+ * Not `new URL(target, base)`: it reads `//x` as a host and throws on what a client may send.
+ */
+export function parseRequestTarget(target: string): { path: string; query: URLSearchParams } | undefined {
+  if (target.startsWith('/')) {
+    const mark = target.indexOf('?');
+    return mark === -1
+      ? { path: target, query: new URLSearchParams() }
+      : { path: target.slice(0, mark), query: new URLSearchParams(target.slice(mark + 1)) };
+  }
+  try {
+    const url = new URL(target);
+    return { path: url.pathname, query: url.searchParams };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The plain-HTTP port every process of the operator (webhook, controller, cert bootstrapper) runs
  * beside its work: `/healthz`, `/livez` and `/readyz` (see Probes) and `/metrics` from a prom-client
  * registry. GET and HEAD only; any other path is 404.
@@ -162,7 +183,7 @@ export class ProbesServer {
     }
     if (answer) {
       res.writeHead(answer.status, answer.headers).end(answer.body);
-    } else if (this.registry && new URL(url, 'http://probe').pathname === '/metrics') {
+    } else if (this.registry && parseRequestTarget(url)?.path === '/metrics') {
       const registry = this.registry;
       registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),

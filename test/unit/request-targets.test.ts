@@ -1,0 +1,91 @@
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { PING, ProbesServer, parseRequestTarget } from '../../kube/probes-server.ts';
+import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
+import { createMutator } from '../../webhook/admission/mutate.ts';
+import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
+import { createValidator } from '../../webhook/admission/validate.ts';
+import { createWebhookListener } from '../../webhook/http/app.ts';
+import { WebhookMetrics } from '../../webhook/http/metrics.ts';
+
+/** One raw HTTP/1.1 request (fetch would normalise the target); resolves with the status code. */
+function rawStatus(port: number, method: string, target: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (status) {
+        socket.destroy();
+        resolve(Number(status[1]));
+      }
+    });
+    socket.on('error', reject);
+    socket.write(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+/** Targets a client may send that `new URL(target, base)` throws on: answered below 500, never a panic. */
+const TARGETS = ['//', '//x/y', 'http://[::1', 'http://[::1/readyz'];
+
+describe('request targets that do not parse as URLs', () => {
+  it('parseRequestTarget: origin-form split at ?, absolute-form as a URL, anything else undefined', () => {
+    expect(parseRequestTarget('//')).to.deep.include({ path: '//' });
+    expect(parseRequestTarget('/readyz?verbose')?.query.has('verbose')).to.equal(true);
+    expect(parseRequestTarget('http://h/readyz?exclude=a')?.path).to.equal('/readyz');
+    expect(parseRequestTarget('http://[::1')).to.equal(undefined);
+  });
+
+  it('the probes and metrics port answers 400 or 404, not 500', async () => {
+    const errors: unknown[] = [];
+    const server = new ProbesServer({
+      live: [PING],
+      ready: [PING],
+      registry: new Registry(),
+      logger: { ...pino({ level: 'silent' }), error: (...args: unknown[]) => errors.push(args) } as never,
+    });
+    const port = await server.listen(0, '127.0.0.1');
+    try {
+      for (const method of ['GET', 'HEAD']) {
+        for (const target of TARGETS) {
+          const status = await rawStatus(port, method, target);
+          expect(status, `${method} ${target}`).to.be.oneOf([400, 404]);
+        }
+      }
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the webhook's listener answers 400 or 404 and counts no panic", async () => {
+    const schemas = new SiteSchemas();
+    const hostnames = new MemoryHostnameIndex();
+    hostnames.synced = true;
+    const metrics = new WebhookMetrics();
+    const listener = createWebhookListener({
+      mutate: createMutator({ schemas, baseDomain: 'sites.example.com' }),
+      validate: createValidator({ schemas, hostnames }),
+      metrics,
+      logger: pino({ level: 'silent' }),
+    });
+    const server = createServer(listener);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      for (const method of ['GET', 'HEAD']) {
+        for (const target of TARGETS) {
+          expect(await rawStatus(port, method, target), `${method} ${target}`).to.be.oneOf([400, 404]);
+        }
+      }
+      const panics = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name.endsWith('panics_total'));
+      expect(panics?.values.reduce((sum, v) => sum + v.value, 0) ?? 0).to.equal(0);
+    } finally {
+      server.close();
+    }
+  });
+});
