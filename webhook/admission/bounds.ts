@@ -13,6 +13,8 @@ const WARNING_ITEM_RUNES = 256;
 export const MESSAGE_LIMIT = 64 * 1024;
 /** Characters of a message written to the log. */
 export const LOG_MESSAGE_LIMIT = 1024;
+/** Characters of an input value (a review's uid) written to the log as a field; a UID has 36. */
+export const LOG_FIELD_LIMIT = 128;
 
 function runeCount(text: string): number {
   let n = 0;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { boundMessage, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
+import { boundMessage, LOG_FIELD_LIMIT, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
 import {
   type AdmissionRequest,
   type AdmissionResponse,
@@ -175,11 +175,19 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     metrics.requests.inc({ path, operation: request.operation, outcome });
     if (!response.allowed) {
       logger.info(
-        { uid: request.uid, path, operation: request.operation, code: response.status?.code },
+        {
+          uid: boundMessage(request.uid, LOG_FIELD_LIMIT),
+          path,
+          operation: request.operation,
+          code: response.status?.code,
+        },
         boundMessage(response.status?.message ?? 'denied', LOG_MESSAGE_LIMIT),
       );
     } else if (logger.isLevelEnabled('debug')) {
-      logger.debug({ uid: request.uid, path, operation: request.operation, outcome }, 'admitted');
+      logger.debug(
+        { uid: boundMessage(request.uid, LOG_FIELD_LIMIT), path, operation: request.operation, outcome },
+        'admitted',
+      );
     }
     return reviewResponse(apiVersion, response);
   };
@@ -192,7 +200,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     metrics.requests.inc({ path: '/convert', operation: 'CONVERT', outcome: failed ? 'denied' : 'allowed' });
     if (failed) {
       logger.info(
-        { uid: request.uid, path: '/convert' },
+        { uid: boundMessage(String(request.uid), LOG_FIELD_LIMIT), path: '/convert' },
         boundMessage(review.response?.result.message ?? 'failed', LOG_MESSAGE_LIMIT),
       );
     }
@@ -214,10 +222,15 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       code = 500;
       message = 'internal error while handling the review; see the webhook log';
       metrics.panics.inc({ path });
-      logger.error(
-        { path, err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
-        'handler failed',
-      );
+      // An error's text may carry input: bounded like every other logged value.
+      const err =
+        error instanceof Error
+          ? {
+              message: boundMessage(error.message, LOG_MESSAGE_LIMIT),
+              stack: boundMessage(error.stack ?? '', 4 * LOG_MESSAGE_LIMIT),
+            }
+          : boundMessage(String(error), LOG_MESSAGE_LIMIT);
+      logger.error({ path, err }, 'handler failed');
     }
     metrics.requests.inc({ path, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
     if (code < 500) logger.info({ path, code }, boundMessage(message, LOG_MESSAGE_LIMIT));
