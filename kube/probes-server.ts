@@ -130,6 +130,20 @@ export interface ProbesServerOptions extends ProbeChecks {
 }
 
 /**
+ * The probes and metrics port's connection limits, one default each: a kubelet probe and a scrape
+ * are one short request, so a connection that has sent no complete request within 10 s, or holds
+ * the port beyond the first 128 connections, is a client this port does not serve (Node's defaults,
+ * 60 s of headers and no cap, let 1,500 slow connections hold it).
+ */
+export const PROBES_CONNECTION_SETTINGS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 10_000,
+  timeoutCheckIntervalMs: 1_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 128,
+} as const;
+
+/**
  * A request target (RFC 9112 section 3.2) as its path and query: origin-form (`/readyz?verbose`,
  * `//`) split at the first `?`, absolute-form parsed as a URL; undefined when it is neither (`http://[::1`).
  * Not `new URL(target, base)`: it reads `//x` as a host and throws on what a client may send.
@@ -164,7 +178,16 @@ export class ProbesServer {
     this.probes = new Probes(options, options.logger);
     this.registry = options.registry;
     this.logger = options.logger;
-    this.server = createServer((req, res) => this.handle(req, res));
+    this.server = createServer(
+      {
+        headersTimeout: PROBES_CONNECTION_SETTINGS.headersTimeoutMs,
+        requestTimeout: PROBES_CONNECTION_SETTINGS.requestTimeoutMs,
+        connectionsCheckingInterval: PROBES_CONNECTION_SETTINGS.timeoutCheckIntervalMs,
+        keepAliveTimeout: PROBES_CONNECTION_SETTINGS.keepAliveTimeoutMs,
+      },
+      (req, res) => this.handle(req, res),
+    );
+    this.server.maxConnections = PROBES_CONNECTION_SETTINGS.maxConnections;
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

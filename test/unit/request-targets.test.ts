@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { PING, ProbesServer, parseRequestTarget } from '../../kube/probes-server.ts';
+import { PING, PROBES_CONNECTION_SETTINGS, ProbesServer, parseRequestTarget } from '../../kube/probes-server.ts';
 import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
 import { createMutator } from '../../webhook/admission/mutate.ts';
 import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
@@ -86,6 +87,41 @@ describe('request targets that do not parse as URLs', () => {
       expect(panics?.values.reduce((sum, v) => sum + v.value, 0) ?? 0).to.equal(0);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe('the probes and metrics port against slow and many clients', function () {
+  this.timeout(30_000);
+
+  it(`refuses connections beyond ${PROBES_CONNECTION_SETTINGS.maxConnections} and closes slow ones within the headers timeout`, async () => {
+    const server = new ProbesServer({ live: [PING], ready: [PING], registry: new Registry() });
+    const port = await server.listen(0, '127.0.0.1');
+    const sockets: Socket[] = [];
+    const closedAt: number[] = [];
+    const started = Date.now();
+    try {
+      // Slowloris: each sends the start of a request, then nothing.
+      for (let i = 0; i < PROBES_CONNECTION_SETTINGS.maxConnections + 72; i++) {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => {});
+        socket.on('close', () => closedAt.push(Date.now() - started));
+        socket.resume(); // read the server's 408 and end, or 'close' never comes
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+        sockets.push(socket);
+      }
+      await sleep(1_000);
+      expect(closedAt.length, 'refused at once beyond the cap').to.be.at.least(72);
+      // A probe still gets through once the slow ones are gone.
+      const deadline =
+        PROBES_CONNECTION_SETTINGS.headersTimeoutMs + 2 * PROBES_CONNECTION_SETTINGS.timeoutCheckIntervalMs;
+      while (closedAt.length < sockets.length && Date.now() - started < deadline + 3_000) await sleep(100);
+      expect(closedAt.length, 'every slow connection closed by the server').to.equal(sockets.length);
+      expect(Math.max(...closedAt)).to.be.below(deadline + 1_000);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).to.equal(200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await server.close();
     }
   });
 });
