@@ -39,8 +39,26 @@ export function toV1(site: StaticSiteV1alpha1): StaticSiteV1 {
   return out;
 }
 
+/** JSON.isRawJSON (ES2025, Node >= 21), not yet in TypeScript's lib. */
+const isRawJson = (JSON as unknown as { isRawJSON(value: unknown): boolean }).isRawJSON;
+
+/** A JSON object: not null, not an array, not an exact integer the decoder kept as raw JSON text. */
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !isRawJson(value);
+}
+
+/** The fields conversion reads, of the types it reads them as: anything else is refused, never coerced. */
+function checkReadFields(object: Record<string, unknown>): void {
+  const metadata = object.metadata as Record<string, unknown>;
+  const annotations = metadata.annotations;
+  if (annotations !== undefined && annotations !== null) {
+    if (!isRecord(annotations) || Object.values(annotations).some((v) => typeof v !== 'string')) {
+      throw new ConversionError('metadata.annotations is not an object of strings');
+    }
+  }
+  const hostname = (object.spec as Record<string, unknown>).hostname;
+  if (hostname !== undefined && typeof hostname !== 'string')
+    throw new ConversionError('spec.hostname is not a string');
 }
 
 /**
@@ -60,6 +78,7 @@ export function convertStaticSite(object: unknown, desiredAPIVersion: string): S
     throw new ConversionError(`unsupported desiredAPIVersion ${JSON.stringify(desiredAPIVersion)}`);
   }
   if (from === desiredAPIVersion) return object as unknown as StaticSiteV1 | StaticSiteV1alpha1;
+  checkReadFields(object);
   return desiredAPIVersion === API_VERSION_V1
     ? toV1(object as unknown as StaticSiteV1alpha1)
     : toV1alpha1(object as unknown as StaticSiteV1);
