@@ -28,6 +28,11 @@ export interface AdmitOptions {
    * only generateName is checked, which keeps admit() deterministic.
    */
   generateName?: (base: string) => string;
+  /**
+   * Cut the 422 message to this many characters (cutText: the rest counted, not built), so a
+   * message the API server would print in full costs a server no more than it sends back. Default: whole.
+   */
+  messageLimit?: number;
 }
 
 /** Runs a version's x-kubernetes-validations rules on the pruned, defaulted, validated object. */

@@ -108,7 +108,7 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
     return {
       allowed: false,
       code: 422,
-      message: invalidMessage(`${kind}.${target.group}`, objectName(object), errors),
+      message: invalidMessage(`${kind}.${target.group}`, objectName(object), errors, options.messageLimit),
       errors,
       decodeErrors: [],
       causes: errors.map((e) => ({ reason: e.type, message: e.errorBody(), field: e.field })),

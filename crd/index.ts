@@ -20,6 +20,7 @@ export type {
 export { admit, type DecodeResult, decodeObject } from './admit.ts';
 export {
   aggregateMessage,
+  cutText,
   FieldError,
   type FieldErrorType,
   fieldErrors,

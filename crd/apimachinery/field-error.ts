@@ -46,8 +46,20 @@ const VALUELESS: ReadonlySet<FieldErrorType> = new Set([
 /** field.omitValue: a bad value that is not printed at all. */
 export const OMIT_VALUE: unique symbol = Symbol('omitValue');
 
+/**
+ * A bad value printed once by its producer: the errors that share it (every extra controller
+ * reference prints all the references) share one string instead of printing it again each.
+ */
+export class PrintedValue {
+  readonly text: string;
+  constructor(value: unknown) {
+    this.text = formatBadValue(value);
+  }
+}
+
 /** Go's %v for the simple types, %q for strings, json.Marshal for everything else (errors.go:126). */
 export function formatBadValue(value: unknown): string {
+  if (value instanceof PrintedValue) return value.text;
   if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'number') return isGoInt(value) ? BigInt(value).toString() : goFloat(value);
@@ -69,13 +81,21 @@ export class FieldError {
     this.detail = detail;
   }
 
-  /** ErrorBody(): the message without the field path. */
+  private body: string | undefined;
+
+  /** The printed bad value, or undefined when ErrorBody prints none. */
+  printedValue(): string | undefined {
+    return VALUELESS.has(this.type) || this.badValue === OMIT_VALUE ? undefined : formatBadValue(this.badValue);
+  }
+
+  /** ErrorBody(): the message without the field path (made once). */
   errorBody(): string {
+    if (this.body !== undefined) return this.body;
     let s = TYPE_TEXT[this.type];
-    if (!VALUELESS.has(this.type) && this.badValue !== OMIT_VALUE) {
-      s += `: ${formatBadValue(this.badValue)}`;
-    }
+    const value = this.printedValue();
+    if (value !== undefined) s += `: ${value}`;
     if (this.detail.length > 0) s += `: ${this.detail}`;
+    this.body = s;
     return s;
   }
 
@@ -130,21 +150,75 @@ export const fieldErrors = {
  * message) dropped, one error printed bare, several as `[e1, e2]` (util/errors/errors.go:70); ''
  * for none (the aggregate is nil).
  */
-export function aggregateMessage(errors: readonly FieldError[]): string {
-  const seen = new Set<string>();
-  const messages: string[] = [];
-  for (const error of errors) {
-    const message = error.toString();
-    if (seen.has(message)) continue;
-    seen.add(message);
-    messages.push(message);
-  }
-  if (messages.length <= 1) return messages[0] ?? '';
-  return `[${messages.join(', ')}]`;
+export function aggregateMessage(errors: readonly FieldError[], limit = Number.POSITIVE_INFINITY): string {
+  return cutParts(aggregateParts(distinctMessages(errors)), limit);
 }
 
-/** apierrors.NewInvalid's message (api/errors/errors.go:284). */
-export function invalidMessage(qualifiedKind: string, name: string, errors: readonly FieldError[]): string {
-  if (errors.length === 0) return `${qualifiedKind} ${goQuote(name)} is invalid`;
-  return `${qualifiedKind} ${goQuote(name)} is invalid: ${aggregateMessage(errors)}`;
+/** NewAggregate's Error(): one message bare, several as `[e1, e2]`. */
+function aggregateParts(messages: readonly FieldError[]): Array<string | FieldError> {
+  if (messages.length <= 1) return [...messages];
+  return ['[', ...messages.flatMap((m, i) => (i === 0 ? [m] : [', ', m])), ']'];
+}
+
+/** Printed values up to this long are compared as part of the whole message text. */
+const SHORT_VALUE = 1024;
+
+/**
+ * The errors whose messages differ, first of each kept, without comparing long messages as text:
+ * messages are equal when type, field and detail are and the printed values are (a shared printed
+ * value compares by reference), so N errors sharing one large value cost N, not N times its size.
+ */
+function distinctMessages(errors: readonly FieldError[]): FieldError[] {
+  const seen = new Map<string, Set<string | undefined>>();
+  const kept: FieldError[] = [];
+  for (const error of errors) {
+    const long = (error.printedValue()?.length ?? 0) > SHORT_VALUE;
+    // Short: the message text itself, as Go compares. Long: its parts (a collision of parts that
+    // print the same text with a long value in them does not occur in the API server's errors).
+    const key = long ? `${TYPE_TEXT[error.type]}\u0000${error.field}\u0000${error.detail}` : error.toString();
+    const value = long ? error.printedValue() : undefined;
+    const values = seen.get(key) ?? new Set<string | undefined>();
+    if (values.has(value)) continue;
+    values.add(value);
+    seen.set(key, values);
+    kept.push(error);
+  }
+  return kept;
+}
+
+/**
+ * `text` cut to `limit` characters with how many more there were, the webhook's bound on what it
+ * echoes (a message beyond it is kept whole by the API server; the webhook takes no more than this).
+ */
+export function cutText(text: string, limit = Number.POSITIVE_INFINITY): string {
+  if (text.length <= limit) return text;
+  return `${text.slice(0, limit)}... (${text.length - limit} more characters)`;
+}
+
+/** cutText of the parts joined (FieldErrors print on demand), building no more than `limit` characters. */
+function cutParts(parts: ReadonlyArray<string | FieldError>, limit: number): string {
+  const text = (part: string | FieldError) => (typeof part === 'string' ? part : part.toString());
+  const length = (part: string | FieldError) =>
+    typeof part === 'string' ? part.length : part.field.length + 2 + part.errorBody().length;
+  let total = 0;
+  for (const part of parts) total += length(part);
+  if (total <= limit) return parts.map(text).join('');
+  let built = '';
+  for (const part of parts) {
+    built += text(part);
+    if (built.length >= limit) break;
+  }
+  return `${built.slice(0, limit)}... (${total - limit} more characters)`;
+}
+
+/** apierrors.NewInvalid's message (api/errors/errors.go:284), cut to `limit` characters (cutText). */
+export function invalidMessage(
+  qualifiedKind: string,
+  name: string,
+  errors: readonly FieldError[],
+  limit = Number.POSITIVE_INFINITY,
+): string {
+  const head = `${qualifiedKind} ${goQuote(name)} is invalid`;
+  if (errors.length === 0) return cutText(head, limit);
+  return cutParts([`${head}: `, ...aggregateParts(distinctMessages(errors))], limit);
 }

@@ -5,7 +5,7 @@
  */
 
 import { append } from '../apimachinery/append.ts';
-import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
+import { type FieldError, fieldErrors, PrintedValue } from '../apimachinery/field-error.ts';
 import { compareGoStrings, goQuote, utf8Length } from '../apimachinery/go-format.ts';
 import { GoStruct } from '../apimachinery/go-struct.ts';
 import { isJsonObject, type JsonObject } from '../apimachinery/json-value.ts';
@@ -114,6 +114,8 @@ function validateOwnerReferences(value: unknown, path: string): FieldError[] {
   const refs = value as JsonObject[];
   const errs: FieldError[] = [];
   let firstController = '';
+  // Every extra controller reference prints all the references: printed once, shared by each error.
+  let allRefs: PrintedValue | undefined;
   refs.forEach((ref, i) => {
     const at = `${path}[${i}]`;
     const apiVersion = String(ref.apiVersion ?? '');
@@ -136,7 +138,7 @@ function validateOwnerReferences(value: unknown, path: string): FieldError[] {
         errs.push(
           fieldErrors.invalid(
             path,
-            refs.map(ownerReferenceValue),
+            (allRefs ??= new PrintedValue(refs.map(ownerReferenceValue))),
             `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
           ),
         );

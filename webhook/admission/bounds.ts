@@ -1,3 +1,5 @@
+import { cutText } from '../../crd/index.ts';
+
 /**
  * What the webhook sends back and logs stays bounded whatever the input: the API server's own
  * Warning-header recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go) for warnings, and a
@@ -84,8 +86,7 @@ export function recordWarnings(
   return out;
 }
 
-/** A message cut to `limit` characters, saying how much was left out. */
+/** A message cut to `limit` characters, saying how much was left out (the engine's cutText). */
 export function boundMessage(message: string, limit: number = MESSAGE_LIMIT): string {
-  if (message.length <= limit) return message;
-  return `${message.slice(0, limit)}... (${message.length - limit} more characters)`;
+  return cutText(message, limit);
 }

@@ -1,5 +1,6 @@
 import { API_VERSION_V1, convertStaticSite, GROUP, KIND, type StaticSiteV1 } from '../../api/index.ts';
 import { type AdmissionResult, admit, fieldErrors, invalidMessage, isJsonObject } from '../../crd/index.ts';
+import { MESSAGE_LIMIT } from './bounds.ts';
 import type { HostnameIndex } from './hostname-index.ts';
 import { allowed, denied, errored } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse, Status } from './review.ts';
@@ -66,6 +67,7 @@ export function createValidator(options: ValidatorOptions): (request: AdmissionR
       oldObject: request.operation === 'UPDATE' ? request.oldObject : undefined,
       fieldValidation: fieldValidationOf(request),
       namespace: request.namespace,
+      messageLimit: MESSAGE_LIMIT,
     });
     const metadata = isJsonObject(write.object.metadata) ? write.object.metadata : {};
     const name = typeof metadata.name === 'string' ? metadata.name : (request.name ?? '');

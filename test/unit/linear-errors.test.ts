@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import request from 'supertest';
+import { PrintedValue } from '../../crd/apimachinery/field-error.ts';
+import { cutText, fieldErrors, invalidMessage } from '../../crd/index.ts';
+import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
+import { createMutator } from '../../webhook/admission/mutate.ts';
+import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
+import { createValidator } from '../../webhook/admission/validate.ts';
+import { createWebhookListener } from '../../webhook/http/app.ts';
+import { WebhookMetrics } from '../../webhook/http/metrics.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: fixtures are arbitrary JSON that the test edits
+type Json = Record<string, any>;
+const base = readFileSync(new URL('../fixtures/admission/create-v1.json', import.meta.url), 'utf8');
+
+/** A create whose object has `n` owner references, every one `controller: true`. */
+function reviewWithControllers(n: number): Json {
+  const review = JSON.parse(base) as Json;
+  review.request.object.metadata.ownerReferences = Array.from({ length: n }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    name: `owner-${i}`,
+    uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`,
+    controller: true,
+  }));
+  return review;
+}
+
+/**
+ * Each extra controller reference is an error that prints every reference (objectmeta.go:106), so
+ * the API server's message grows with the square of their number; the webhook's work must not:
+ * doubling the references at most about doubles the time of a review.
+ */
+describe('webhook: work grows linearly with hostile input (N controller owner references)', function () {
+  this.timeout(120_000);
+  const schemas = new SiteSchemas();
+  const hostnames = new MemoryHostnameIndex();
+  hostnames.synced = true;
+  const app = createWebhookListener({
+    mutate: createMutator({ schemas, baseDomain: 'sites.example.com' }),
+    validate: createValidator({ schemas, hostnames }),
+    metrics: new WebhookMetrics(),
+    logger: pino({ level: 'silent' }),
+  });
+
+  /** The fastest of three reviews of `n` references, in ms, and the last answer. */
+  async function timed(path: string, n: number) {
+    const body = JSON.stringify(reviewWithControllers(n));
+    let best = Number.POSITIVE_INFINITY;
+    let answer: Json = {};
+    for (let round = 0; round < 3; round++) {
+      const started = process.hrtime.bigint();
+      const res = await request(app).post(path).set('content-type', 'application/json').send(body);
+      best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e6);
+      answer = res.body;
+    }
+    return { ms: best, answer };
+  }
+
+  for (const path of ['/validate', '/mutate']) {
+    it(`${path}: 1,000 to 8,000 references, each doubling at most ~2.5x the time, 8,000 in under 1 s; a denial's message bounded`, async () => {
+      const sizes = [1_000, 2_000, 4_000, 8_000];
+      const times: number[] = [];
+      let last: Json = {};
+      for (const n of sizes) {
+        const { ms, answer } = await timed(path, n);
+        times.push(ms);
+        last = answer;
+      }
+      for (let i = 1; i < sizes.length; i++) {
+        // A floor of 5 ms: below it, timer noise decides the ratio.
+        expect(times[i] ?? 0, `ms for ${sizes.join(', ')}: ${times.map((t) => t.toFixed(1)).join(', ')}`).to.be.below(
+          2.5 * Math.max(times[i - 1] ?? 0, 5),
+        );
+      }
+      expect(times.at(-1)).to.be.below(1_000);
+      const response = last.response as Json;
+      if (path === '/mutate') {
+        // Metadata is the API server's to validate after mutation: the mutating webhook patches it.
+        expect(response.allowed).to.equal(true);
+        return;
+      }
+      expect(response.allowed).to.equal(false);
+      const message: string = response.status.message;
+      expect(message).to.match(
+        /^StaticSite\.staticsite\.dev "shop" is invalid: \[metadata\.ownerReferences: Invalid value: \[\{"apiVersion":"v1","kind":"ConfigMap","name":"owner-0"/,
+      );
+      expect(message).to.match(/\.\.\. \(\d+ more characters\)$/);
+      expect(message.length).to.be.below(70_000);
+    });
+  }
+});
+
+describe('engine: invalidMessage with a limit is the whole message cut, built only up to the limit', () => {
+  const refs = (n: number) =>
+    new PrintedValue(Array.from({ length: n }, (_, i) => ({ kind: 'ConfigMap', name: `o${i}`, controller: true })));
+  const shared = refs(40);
+  const errors = [
+    fieldErrors.required('spec.content'),
+    ...Array.from({ length: 30 }, (_, i) => fieldErrors.invalid('metadata.ownerReferences', shared, `extra ${i}`)),
+    fieldErrors.invalid('metadata.ownerReferences', shared, 'extra 3'), // a duplicate, dropped as Go drops it
+    fieldErrors.invalid('metadata.ownerReferences', refs(40), 'extra 3'), // the same text from another value
+    fieldErrors.invalid('spec.replicas', 0, 'must be greater than or equal to 1'),
+  ];
+  const whole = invalidMessage('StaticSite.staticsite.dev', 'shop', errors);
+
+  it('drops the duplicates Go drops (equal text, shared or not)', () => {
+    expect(whole.split('extra 3]').length + whole.split('extra 3,').length - 2).to.equal(1);
+  });
+
+  for (const limit of [0, 1, 50, 1_000, 10_000, whole.length - 1, whole.length, whole.length + 5]) {
+    it(`limit ${limit}`, () => {
+      expect(invalidMessage('StaticSite.staticsite.dev', 'shop', errors, limit)).to.equal(cutText(whole, limit));
+    });
+  }
+});
