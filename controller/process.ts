@@ -91,6 +91,10 @@ export async function startController(
         }
       : undefined,
   };
+  // Local configuration first (a DNS key file that cannot be read fails here, before any API call).
+  const records = await createRecordStore(options.records, (operation, result, seconds) =>
+    metrics.observeDns(operation, result, seconds),
+  );
   // Start-up dependencies before anything serves /readyz: a missing one fails the start with its fix,
   // rather than a controller that reports ready and fails every reconcile.
   await retryUnreachable(
@@ -101,7 +105,8 @@ export async function startController(
         leaderElectionNamespace: config.leaderElection?.namespace,
         createClaimsNamespace: options.createClaimsNamespace ?? false,
       }),
-    { clock, logger },
+    // Its own clock with ref'd timers: while it waits for the API server nothing else holds the process open.
+    { clock: new SystemClock({ unrefTimers: false }), logger },
   ).catch((error: unknown) => {
     transport.close();
     throw error;
@@ -127,9 +132,7 @@ export async function startController(
       clock,
       logger,
       metrics,
-      records: await createRecordStore(options.records, (operation, result, seconds) =>
-        metrics.observeDns(operation, result, seconds),
-      ),
+      records,
       events,
       logContext,
     },

@@ -115,7 +115,11 @@ function validateOwnerReferences(value: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
   let firstController = '';
   // Every extra controller reference prints all the references: printed once, shared by each error.
-  let allRefs: PrintedValue | undefined;
+  let printedRefs: PrintedValue | undefined;
+  const allRefs = () => {
+    printedRefs ??= new PrintedValue(refs.map(ownerReferenceValue));
+    return printedRefs;
+  };
   refs.forEach((ref, i) => {
     const at = `${path}[${i}]`;
     const apiVersion = String(ref.apiVersion ?? '');
@@ -138,7 +142,7 @@ function validateOwnerReferences(value: unknown, path: string): FieldError[] {
         errs.push(
           fieldErrors.invalid(
             path,
-            (allRefs ??= new PrintedValue(refs.map(ownerReferenceValue))),
+            allRefs(),
             `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
           ),
         );
