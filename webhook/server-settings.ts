@@ -41,6 +41,10 @@ export const CONNECTION_SETTINGS = {
   keepAliveTimeoutMs: 65_000,
   /** Connections beyond this are refused at accept. */
   maxConnections: 512,
+  /** From this many on, a new connection first closes the idle keep-alive ones (the API server redials). */
+  reclaimIdleAt: 448,
+  /** One client address holds at most this many; the rest of the cap stays open to everyone else. */
+  maxConnectionsPerClient: 384,
   /** Bodies beyond this are refused with 413 and the connection closed at the limit. */
   maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
   /**

@@ -7,6 +7,7 @@ import type { HostnameIndex } from './admission/hostname-index.ts';
 import { createMutator } from './admission/mutate.ts';
 import { SiteSchemas } from './admission/site-schemas.ts';
 import { createValidator } from './admission/validate.ts';
+import { keepConnectionsFair } from './http/connection-fairness.ts';
 import { createWebhookListener, type Readiness } from './http/listener.ts';
 import { WebhookMetrics } from './http/metrics.ts';
 import { CONNECTION_SETTINGS, TLS_SETTINGS } from './server-settings.ts';
@@ -132,6 +133,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     listener,
   );
   server.maxConnections = CONNECTION_SETTINGS.maxConnections;
+  keepConnectionsFair(server, CONNECTION_SETTINGS);
   // `Expect: 100-continue` with a body over the limit gets no `100 Continue`: the endpoint answers 413.
   server.on('checkContinue', (req, res) => {
     if (!(Number(req.headers['content-length']) > CONNECTION_SETTINGS.maxBodyBytes)) res.writeContinue();

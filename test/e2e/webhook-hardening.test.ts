@@ -4,6 +4,7 @@
  * files that disappear. Values come from webhook/server-settings.ts (the one place they are set),
  * Mozilla's "intermediate" TLS profile and RFC 9110 (100-continue, 413).
  */
+import { readFileSync } from 'node:fs';
 import { rm, unlink } from 'node:fs/promises';
 import { connect as netConnect, type Socket } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
@@ -11,6 +12,9 @@ import { expect } from 'chai';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
 import { CONNECTION_SETTINGS } from '../../webhook/server-settings.ts';
+
+/** A create the standalone webhook allows. */
+const REVIEW = readFileSync(new URL('../fixtures/admission/create-v1.json', import.meta.url), 'utf8');
 
 function tls(port: number, ca: string, options: Record<string, unknown> = {}): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -211,6 +215,61 @@ describe('e2e: the shipped webhook against hostile clients', function () {
       ]);
       expect(closed).to.be.at.least(0);
       expect(sockets.slice(0, 10).every((s) => !s.destroyed)).to.equal(true);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  });
+
+  /** One review on a TLS connection that then stays open (keep-alive); resolves with the status line. */
+  async function oneReview(localAddress: string): Promise<{ socket: TLSSocket; status: string }> {
+    const socket = await tls(webhook.port, certs.ca.certPem, { localAddress });
+    socket.on('error', () => {});
+    const status = new Promise<string>((resolve) => {
+      socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1').split('\r\n')[0] ?? ''));
+      socket.once('close', () => resolve('closed'));
+    });
+    socket.write(
+      `POST /validate HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(REVIEW)}\r\n\r\n${REVIEW}`,
+    );
+    return { socket, status: await status };
+  }
+
+  it(`${CONNECTION_SETTINGS.maxConnections} connections left idle after one review each lock no new client out`, async () => {
+    const held: Socket[] = [];
+    try {
+      // Two addresses, each under its share: together they would fill the cap.
+      for (let i = 0; i < CONNECTION_SETTINGS.maxConnections; i++) {
+        const { socket } = await oneReview(i % 2 === 0 ? '127.0.0.3' : '127.0.0.4').catch(() => ({
+          socket: undefined,
+        }));
+        if (socket) held.push(socket);
+      }
+      const started = performance.now();
+      const fresh = await oneReview('127.0.0.2');
+      held.push(fresh.socket);
+      expect(fresh.status).to.equal('HTTP/1.1 200 OK');
+      expect(performance.now() - started).to.be.below(3_000);
+      const open = held.filter((s) => !s.destroyed).length;
+      expect(open, 'idle connections reclaimed').to.be.below(CONNECTION_SETTINGS.reclaimIdleAt + 1);
+    } finally {
+      for (const s of held) s.destroy();
+    }
+  });
+
+  it(`one address holds at most ${CONNECTION_SETTINGS.maxConnectionsPerClient} connections; another is still served`, async () => {
+    const sockets: Socket[] = [];
+    try {
+      for (let i = 0; i < CONNECTION_SETTINGS.maxConnectionsPerClient + 20; i++) {
+        const s = netConnect({ port: webhook.port, host: '127.0.0.1', localAddress: '127.0.0.5' });
+        s.on('error', () => {});
+        sockets.push(s);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(sockets.filter((s) => s.destroyed).length).to.be.at.least(20);
+      expect(sockets.slice(0, CONNECTION_SETTINGS.maxConnectionsPerClient).every((s) => !s.destroyed)).to.equal(true);
+      const other = await oneReview('127.0.0.6');
+      sockets.push(other.socket);
+      expect(other.status).to.equal('HTTP/1.1 200 OK');
     } finally {
       for (const s of sockets) s.destroy();
     }
