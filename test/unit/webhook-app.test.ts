@@ -585,19 +585,27 @@ describe('webhook: request body depth', () => {
     for (let i = 0; i < depth; i++) value = wrap(value);
     return value;
   };
+  const text = (value: unknown) => Buffer.from(JSON.stringify(value));
   it('counts objects and arrays as levels: exactly the limit passes, one more fails', () => {
     for (const wrap of [(v: unknown) => ({ a: v }), (v: unknown) => [v]]) {
-      expect(exceedsDepth(nested(100, wrap), 100)).to.equal(false);
-      expect(exceedsDepth(nested(101, wrap), 100)).to.equal(true);
+      expect(exceedsDepth(text(nested(100, wrap)), 100)).to.equal(false);
+      expect(exceedsDepth(text(nested(101, wrap)), 100)).to.equal(true);
     }
-    expect(exceedsDepth({ a: [1, { b: 'x' }], c: null }, 2)).to.equal(true);
-    expect(exceedsDepth({ a: [1, { b: 'x' }], c: null }, 3)).to.equal(false);
+    expect(exceedsDepth(text({ a: [1, { b: 'x' }], c: null }), 2)).to.equal(true);
+    expect(exceedsDepth(text({ a: [1, { b: 'x' }], c: null }), 3)).to.equal(false);
   });
 
   it('counts every value against the value limit: exactly the limit passes, one more fails', () => {
     // {a: [1, {b: 'x'}], c: null}: the root, a, 1, {b}, 'x', c: six values.
-    expect(shapeProblem({ a: [1, { b: 'x' }], c: null }, 10, 6)).to.equal(undefined);
-    expect(shapeProblem({ a: [1, { b: 'x' }], c: null }, 10, 5)).to.equal('values');
+    expect(shapeProblem(text({ a: [1, { b: 'x' }], c: null }), 10, 6)).to.equal(undefined);
+    expect(shapeProblem(text({ a: [1, { b: 'x' }], c: null }), 10, 5)).to.equal('values');
+    // Keys are not values; brackets, commas and colons inside strings are not structure; nor are escaped quotes.
+    const tricky = Buffer.from(' { "[{,:\\"]" : [ "}", -1.5e3 , true,{}] , "k":"\\\\"}');
+    expect(JSON.parse(tricky.toString())).to.be.an('object');
+    expect(shapeProblem(tricky, 10, 7)).to.equal(undefined);
+    expect(shapeProblem(tricky, 10, 6)).to.equal('values');
+    expect(shapeProblem(tricky, 3, 100)).to.equal(undefined);
+    expect(shapeProblem(tricky, 2, 100)).to.equal('depth');
   });
 
   it('a review with more values than the limit is a 400 naming it', async () => {

@@ -14,42 +14,79 @@ export const DEFAULT_MAX_DEPTH = 100;
  */
 export const DEFAULT_MAX_VALUES = 100_000;
 
+/** The bytes of JSON's structure (all ASCII: a UTF-8 multi-byte character never contains one). */
+const Byte = {
+  Quote: 0x22,
+  Backslash: 0x5c,
+  Comma: 0x2c,
+  Colon: 0x3a,
+  OpenArray: 0x5b,
+  CloseArray: 0x5d,
+  OpenObject: 0x7b,
+  CloseObject: 0x7d,
+  Space: 0x20,
+  Tab: 0x09,
+  Newline: 0x0a,
+  Return: 0x0d,
+} as const;
+
 /**
- * What is wrong with the shape of a parsed JSON value: nesting deeper than `maxDepth`, or more than
- * `maxValues` values. The walk stops at either limit, so it cannot overflow the stack.
+ * What is wrong with the shape of a JSON text, read from its bytes before anything is parsed:
+ * nesting deeper than `maxDepth` (objects and arrays, the root at depth 1), or more than `maxValues`
+ * values (objects, arrays and scalars; keys are not values). One pass, no allocation beyond a stack
+ * of `maxDepth` container kinds, so a body built to exhaust the heap (millions of `[]` or `{}`) is
+ * refused before JSON.parse builds any of it. Counting follows the text: a key repeated in one
+ * object counts each time, which only makes the check stricter. A malformed text is left for
+ * JSON.parse to name.
  */
-export function shapeProblem(value: unknown, maxDepth: number, maxValues: number): 'depth' | 'values' | undefined {
-  const count = { values: 0 };
-  return walkShape(value, maxDepth, maxValues, 1, count);
-}
-
-/** Whether a parsed JSON value nests deeper than `limit`. */
-export function exceedsDepth(value: unknown, limit: number): boolean {
-  return shapeProblem(value, limit, Number.POSITIVE_INFINITY) === 'depth';
-}
-
-function walkShape(
-  node: unknown,
-  maxDepth: number,
-  maxValues: number,
-  depth: number,
-  count: { values: number },
-): 'depth' | 'values' | undefined {
-  if (++count.values > maxValues) return 'values';
-  if (typeof node !== 'object' || node === null) return undefined;
-  if (depth > maxDepth) return 'depth';
-  if (Array.isArray(node)) {
-    for (const child of node) {
-      const problem = walkShape(child, maxDepth, maxValues, depth + 1, count);
-      if (problem) return problem;
-    }
-  } else {
-    for (const key in node) {
-      const problem = walkShape((node as Record<string, unknown>)[key], maxDepth, maxValues, depth + 1, count);
-      if (problem) return problem;
+export function shapeProblem(json: Uint8Array, maxDepth: number, maxValues: number): 'depth' | 'values' | undefined {
+  const inArray = new Uint8Array(maxDepth + 2);
+  let depth = 0;
+  let values = 0;
+  let expectValue = true;
+  for (let i = 0; i < json.length; i++) {
+    const byte = json[i];
+    switch (byte) {
+      case Byte.Space:
+      case Byte.Tab:
+      case Byte.Newline:
+      case Byte.Return:
+        break;
+      case Byte.Quote:
+        if (expectValue && ++values > maxValues) return 'values';
+        expectValue = false;
+        for (i++; i < json.length && json[i] !== Byte.Quote; i++) if (json[i] === Byte.Backslash) i++;
+        break;
+      case Byte.OpenArray:
+      case Byte.OpenObject:
+        if (++values > maxValues) return 'values';
+        if (++depth > maxDepth) return 'depth';
+        inArray[depth] = byte === Byte.OpenArray ? 1 : 0;
+        expectValue = byte === Byte.OpenArray;
+        break;
+      case Byte.CloseArray:
+      case Byte.CloseObject:
+        if (depth > 0) depth--;
+        expectValue = false;
+        break;
+      case Byte.Comma:
+        expectValue = inArray[depth] === 1;
+        break;
+      case Byte.Colon:
+        expectValue = true;
+        break;
+      default:
+        // The first byte of a number, true, false or null.
+        if (expectValue && ++values > maxValues) return 'values';
+        expectValue = false;
     }
   }
   return undefined;
+}
+
+/** Whether a JSON text nests deeper than `limit`. */
+export function exceedsDepth(json: Uint8Array, limit: number): boolean {
+  return shapeProblem(json, limit, Number.POSITIVE_INFINITY) === 'depth';
 }
 
 /** JSON.rawJSON and the reviver's source text (ES2025, Node >= 21), not yet in TypeScript's lib. */
@@ -88,6 +125,10 @@ export function decodeJsonBody(
     throw new ReviewError(415, `contentType=${contentType ?? ''}, expected application/json`);
   }
   if (!Buffer.isBuffer(body) || body.length === 0) throw new ReviewError(400, 'request body is empty');
+  const maxValues = options.maxValues ?? DEFAULT_MAX_VALUES;
+  const problem = shapeProblem(body, maxDepth, maxValues);
+  if (problem === 'depth') throw new ReviewError(400, `request body nests deeper than ${maxDepth} levels`);
+  if (problem === 'values') throw new ReviewError(400, `request body holds more than ${maxValues} JSON values`);
   let parsed: unknown;
   try {
     // For an ASCII body (most objects are), latin1 decodes the same text as UTF-8
@@ -99,9 +140,5 @@ export function decodeJsonBody(
   } catch (error) {
     throw new ReviewError(400, `request body is not valid JSON: ${(error as Error).message}`);
   }
-  const maxValues = options.maxValues ?? DEFAULT_MAX_VALUES;
-  const problem = shapeProblem(parsed, maxDepth, maxValues);
-  if (problem === 'depth') throw new ReviewError(400, `request body nests deeper than ${maxDepth} levels`);
-  if (problem === 'values') throw new ReviewError(400, `request body holds more than ${maxValues} JSON values`);
   return parsed;
 }
