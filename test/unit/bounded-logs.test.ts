@@ -1,13 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import request from 'supertest';
-import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
-import { createMutator } from '../../webhook/admission/mutate.ts';
-import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
-import { createValidator } from '../../webhook/admission/validate.ts';
-import { createWebhookListener } from '../../webhook/http/app.ts';
-import { WebhookMetrics } from '../../webhook/http/metrics.ts';
+import { inProcessWebhook } from '../support/in-process-webhook.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are arbitrary JSON that the test edits
 type Json = Record<string, any>;
@@ -18,15 +12,7 @@ const fixture = (path: string) =>
 describe('webhook: what the log takes from a request is bounded', () => {
   const HUGE_UID = 'u'.repeat(1 << 20);
   const lines: string[] = [];
-  const schemas = new SiteSchemas();
-  const hostnames = new MemoryHostnameIndex();
-  hostnames.synced = true;
-  const app = createWebhookListener({
-    mutate: createMutator({ schemas, baseDomain: 'sites.example.com' }),
-    validate: createValidator({ schemas, hostnames }),
-    metrics: new WebhookMetrics(),
-    logger: pino({ level: 'debug' }, { write: (line: string) => lines.push(line) }),
-  });
+  const app = inProcessWebhook({ logLines: lines }).listener;
   beforeEach(() => {
     lines.length = 0;
   });

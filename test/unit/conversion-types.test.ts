@@ -1,13 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import request from 'supertest';
-import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
-import { createMutator } from '../../webhook/admission/mutate.ts';
-import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
-import { createValidator } from '../../webhook/admission/validate.ts';
-import { createWebhookListener } from '../../webhook/http/app.ts';
-import { WebhookMetrics } from '../../webhook/http/metrics.ts';
+import { inProcessWebhook } from '../support/in-process-webhook.ts';
 
 const review = readFileSync(new URL('../fixtures/conversion/v1-to-v1alpha1.json', import.meta.url), 'utf8');
 const BIG = '123456789012345678901234567890';
@@ -19,14 +13,7 @@ const BIG = '123456789012345678901234567890';
  */
 describe('webhook: /convert checks the type of every field it reads', function () {
   this.timeout(60_000);
-  const schemas = new SiteSchemas();
-  const hostnames = new MemoryHostnameIndex();
-  const app = createWebhookListener({
-    mutate: createMutator({ schemas, baseDomain: 'sites.example.com' }),
-    validate: createValidator({ schemas, hostnames }),
-    metrics: new WebhookMetrics(),
-    logger: pino({ level: 'silent' }),
-  });
+  const app = inProcessWebhook().listener;
 
   const cases: Array<[string, string, string]> = [
     [

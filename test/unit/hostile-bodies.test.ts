@@ -1,14 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import request from 'supertest';
-import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
-import { createMutator } from '../../webhook/admission/mutate.ts';
-import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
-import { createValidator } from '../../webhook/admission/validate.ts';
-import { createWebhookListener } from '../../webhook/http/app.ts';
 import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUES, shapeProblem } from '../../webhook/http/json-body.ts';
-import { WebhookMetrics } from '../../webhook/http/metrics.ts';
+import { inProcessWebhook } from '../support/in-process-webhook.ts';
 
 /** A deterministic generator (mulberry32): the same documents on every run. */
 function random(seed: number): () => number {
@@ -68,15 +62,7 @@ describe('webhook: the shape of a body is read from its bytes, before it is pars
  */
 describe('webhook: bodies built to exhaust the heap are refused before they are parsed', function () {
   this.timeout(60_000);
-  const schemas = new SiteSchemas();
-  const hostnames = new MemoryHostnameIndex();
-  hostnames.synced = true;
-  const app = createWebhookListener({
-    mutate: createMutator({ schemas, baseDomain: 'sites.example.com' }),
-    validate: createValidator({ schemas, hostnames }),
-    metrics: new WebhookMetrics(),
-    logger: pino({ level: 'silent' }),
-  });
+  const app = inProcessWebhook().listener;
   const SIZE = 7 * 1024 * 1024 - 1024;
   const review = (object: string) =>
     `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":${object}}}`;

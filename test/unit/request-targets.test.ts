@@ -5,12 +5,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { PING, PROBES_CONNECTION_SETTINGS, ProbesServer, parseRequestTarget } from '../../kube/probes-server.ts';
-import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
-import { createMutator } from '../../webhook/admission/mutate.ts';
-import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
-import { createValidator } from '../../webhook/admission/validate.ts';
-import { createWebhookListener } from '../../webhook/http/app.ts';
-import { WebhookMetrics } from '../../webhook/http/metrics.ts';
+import { inProcessWebhook } from '../support/in-process-webhook.ts';
 
 /** One raw HTTP/1.1 request (fetch would normalise the target); resolves with the status code. */
 function rawStatus(port: number, method: string, target: string): Promise<number> {
@@ -64,16 +59,7 @@ describe('request targets that do not parse as URLs', () => {
   });
 
   it("the webhook's listener answers 400 or 404 and counts no panic", async () => {
-    const schemas = new SiteSchemas();
-    const hostnames = new MemoryHostnameIndex();
-    hostnames.synced = true;
-    const metrics = new WebhookMetrics();
-    const listener = createWebhookListener({
-      mutate: createMutator({ schemas, baseDomain: 'sites.example.com' }),
-      validate: createValidator({ schemas, hostnames }),
-      metrics,
-      logger: pino({ level: 'silent' }),
-    });
+    const { listener, metrics } = inProcessWebhook();
     const server = createServer(listener);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
