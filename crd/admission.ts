@@ -33,6 +33,8 @@ export interface AdmitOptions {
    * message the API server would print in full costs a server no more than it sends back. Default: whole.
    */
   messageLimit?: number;
+  /** At most this many `causes` (the webhook sends 100); every error stays in `errors`. Default: all. */
+  causeLimit?: number;
 }
 
 /** Runs a version's x-kubernetes-validations rules on the pruned, defaulted, validated object. */

@@ -180,7 +180,7 @@ export class Informer<T extends KubeObject> {
         { labelSelector, limit: this.options.pageSize ?? 500, continue: cont },
         { signal },
       );
-      items.push(...page.items);
+      for (const item of page.items) items.push(item);
       cont = page.metadata.continue || undefined;
       resourceVersion = page.metadata.resourceVersion ?? '';
     } while (cont);

@@ -3,6 +3,7 @@
  * them; test/unit/webhook-hardening.test.ts asserts the shipped values on a running server.
  */
 import { DEFAULT_MAX_BODY_BYTES } from './http/json-body.ts';
+import type { ReviewIsolationSettings } from './isolation/review-pool.ts';
 
 /**
  * TLS 1.2 only with forward secrecy and AEAD (Mozilla's "intermediate" profile, ECDHE suites), and
@@ -55,3 +56,17 @@ export const CONNECTION_SETTINGS = {
    */
   shutdownDelayMs: 5_000,
 } as const;
+
+/**
+ * Every review is answered in a worker thread (webhook/isolation/review-pool.ts): two, so one
+ * review that runs into a limit leaves the other answering while its worker is replaced, and the
+ * reviews use the second core while the main thread does TLS and HTTP. Deadlines stay well inside
+ * the 5 s our webhook configurations give a call; the heap fits two maximum-size reviews at once
+ * in the manifest's memory limit (test/e2e/webhook-memory.test.ts).
+ */
+export const REVIEW_ISOLATION: ReviewIsolationSettings = {
+  workers: 2,
+  deadlineMs: 2_000,
+  queueTimeoutMs: 2_000,
+  resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
+};

@@ -4,13 +4,11 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { HostnameIndex } from './admission/hostname-index.ts';
-import { createMutator } from './admission/mutate.ts';
-import { SiteSchemas } from './admission/site-schemas.ts';
-import { createValidator } from './admission/validate.ts';
 import { keepConnectionsFair } from './http/connection-fairness.ts';
 import { createWebhookListener, type Readiness } from './http/listener.ts';
 import { WebhookMetrics } from './http/metrics.ts';
-import { CONNECTION_SETTINGS, TLS_SETTINGS } from './server-settings.ts';
+import { ReviewPool } from './isolation/review-pool.ts';
+import { CONNECTION_SETTINGS, REVIEW_ISOLATION, TLS_SETTINGS } from './server-settings.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';
 import {
   type CredentialsFileSystem,
@@ -58,6 +56,7 @@ export interface RunningWebhook {
 const STANDALONE_NOTE = 'standalone: no cluster access, the unique-hostname rule is off';
 const NOT_SYNCED_NOTE = 'StaticSite cache not synced yet';
 const SHUTTING_DOWN_NOTE = 'shutting down: serving the last reviews';
+const NO_WORKER_NOTE = 'no review worker is running yet';
 
 function tlsOptions(credentials: ServingCredentials) {
   return { cert: credentials.certPem, key: credentials.keyPem, ...TLS_SETTINGS };
@@ -77,8 +76,17 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const metrics = new WebhookMetrics();
   metrics.certExpiry.set(credentials.notAfter.getTime() / 1000);
 
-  const schemas = new SiteSchemas();
   const hostnames = options.hostnames;
+  const pool = new ReviewPool({
+    ...REVIEW_ISOLATION,
+    workerData: { baseDomain: options.baseDomain, limits: {} },
+    logger,
+    observer: {
+      replaced: (reason) => metrics.workersReplaced.inc({ reason }),
+      queueLength: (length) => metrics.reviewQueueLength.set(length),
+    },
+  });
+  const poolStarted = pool.start();
   let draining = false;
   let certificateProblem = (): string | undefined => undefined;
   const readiness: Readiness = [
@@ -102,13 +110,21 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       },
     },
     {
+      // A review worker replaced after a review ran into its limits takes a moment to start.
+      name: 'review-workers',
+      check: () =>
+        pool.readyWorkers > 0
+          ? { ok: true }
+          : { ok: false, reason: NO_WORKER_NOTE, note: NO_WORKER_NOTE },
+    },
+    {
       name: 'shutdown',
       check: () => (draining ? { ok: false, reason: SHUTTING_DOWN_NOTE, note: SHUTTING_DOWN_NOTE } : { ok: true }),
     },
   ];
   const reviews = createWebhookListener({
-    mutate: createMutator({ schemas, baseDomain: options.baseDomain }),
-    validate: createValidator({ schemas, hostnames: hostnames?.index }),
+    evaluate: (task) => pool.evaluate(task),
+    hostnames: hostnames?.index,
     metrics,
     logger,
     readiness,
@@ -161,6 +177,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   );
   const metricsPort = servers.metricsPort ?? 0;
   const probePort = servers.probePort;
+  try {
+    await poolStarted;
+  } catch (error) {
+    await pool.close();
+    await servers.close();
+    throw error;
+  }
   if (hostnames) await hostnames.start();
   reloader.start();
   const port = await listen(server, options.port, options.host);
@@ -190,6 +213,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
       await closed;
       clearTimeout(grace);
+      await pool.close();
       await servers.close();
       await hostnames?.stop();
       logger.info({}, 'webhook stopped');

@@ -83,9 +83,26 @@ export class FieldError {
 
   private body: string | undefined;
 
-  /** The printed bad value, or undefined when ErrorBody prints none. */
+  private printed: string | undefined | null = null;
+
+  /** The printed bad value (made once), or undefined when ErrorBody prints none. */
   printedValue(): string | undefined {
-    return VALUELESS.has(this.type) || this.badValue === OMIT_VALUE ? undefined : formatBadValue(this.badValue);
+    if (this.printed === null) {
+      this.printed =
+        VALUELESS.has(this.type) || this.badValue === OMIT_VALUE ? undefined : formatBadValue(this.badValue);
+    }
+    return this.printed;
+  }
+
+  /** errorBody().length, without making the body. */
+  bodyLength(): number {
+    if (this.body !== undefined) return this.body.length;
+    const value = this.printedValue();
+    return (
+      TYPE_TEXT[this.type].length +
+      (value === undefined ? 0 : 2 + value.length) +
+      (this.detail.length > 0 ? 2 + this.detail.length : 0)
+    );
   }
 
   /** ErrorBody(): the message without the field path (made once). */
@@ -157,30 +174,47 @@ export function aggregateMessage(errors: readonly FieldError[], limit = Number.P
 /** NewAggregate's Error(): one message bare, several as `[e1, e2]`. */
 function aggregateParts(messages: readonly FieldError[]): Array<string | FieldError> {
   if (messages.length <= 1) return [...messages];
-  return ['[', ...messages.flatMap((m, i) => (i === 0 ? [m] : [', ', m])), ']'];
+  const parts: Array<string | FieldError> = ['['];
+  for (const [i, m] of messages.entries()) {
+    if (i > 0) parts.push(', ');
+    parts.push(m);
+  }
+  parts.push(']');
+  return parts;
 }
 
 /** Printed values up to this long are compared as part of the whole message text. */
 const SHORT_VALUE = 1024;
 
 /**
- * The errors whose messages differ, first of each kept, without comparing long messages as text:
- * messages are equal when type, field and detail are and the printed values are (a shared printed
- * value compares by reference), so N errors sharing one large value cost N, not N times its size.
+ * The errors whose messages differ, first of each kept, compared by their parts (detail, type,
+ * field, printed value) instead of their whole texts: 100,000 invalid labels print 100,000
+ * messages of about 300 characters that differ only in a short value, and hashing each whole text
+ * took most of a review. Equal parts print equal texts; different parts printing one text would
+ * need a value or detail holding ": " that splits at another place with the same field and type,
+ * which no pair of the API server's errors does. A printed value shared by many errors (every
+ * extra controller reference prints all the references) is compared by reference, never hashed.
  */
 function distinctMessages(errors: readonly FieldError[]): FieldError[] {
-  const seen = new Map<string, Set<string | undefined>>();
+  const seen = new Map<string, Map<string, Map<string, Set<unknown>>>>();
   const kept: FieldError[] = [];
   for (const error of errors) {
-    const long = (error.printedValue()?.length ?? 0) > SHORT_VALUE;
-    // Short: the message text itself, as Go compares. Long: its parts (a collision of parts that
-    // print the same text with a long value in them does not occur in the API server's errors).
-    const key = long ? `${TYPE_TEXT[error.type]}\u0000${error.field}\u0000${error.detail}` : error.toString();
-    const value = long ? error.printedValue() : undefined;
-    const values = seen.get(key) ?? new Set<string | undefined>();
-    if (values.has(value)) continue;
-    values.add(value);
-    seen.set(key, values);
+    const value = error.printedValue();
+    const shared = error.badValue instanceof PrintedValue ? error.badValue : undefined;
+    let byType = seen.get(error.detail);
+    if (byType === undefined) seen.set(error.detail, (byType = new Map()));
+    // By the type's text: FieldValueInvalid and FieldValueTypeInvalid print the same.
+    let byField = byType.get(TYPE_TEXT[error.type]);
+    if (byField === undefined) byType.set(TYPE_TEXT[error.type], (byField = new Map()));
+    let values = byField.get(error.field);
+    if (values === undefined) byField.set(error.field, (values = new Set()));
+    // A long shared value is its object, compared by text only against the group's other long ones.
+    const key = shared !== undefined && shared.text.length > SHORT_VALUE ? shared : value;
+    if (values.has(key)) continue;
+    if (key instanceof PrintedValue && [...values].some((v) => (v instanceof PrintedValue ? v.text : v) === key.text)) {
+      continue;
+    }
+    values.add(key);
     kept.push(error);
   }
   return kept;
@@ -199,7 +233,7 @@ export function cutText(text: string, limit = Number.POSITIVE_INFINITY): string 
 function cutParts(parts: ReadonlyArray<string | FieldError>, limit: number): string {
   const text = (part: string | FieldError) => (typeof part === 'string' ? part : part.toString());
   const length = (part: string | FieldError) =>
-    typeof part === 'string' ? part.length : part.field.length + 2 + part.errorBody().length;
+    typeof part === 'string' ? part.length : part.field.length + 2 + part.bodyLength();
   let total = 0;
   for (const part of parts) total += length(part);
   if (total <= limit) return parts.map(text).join('');
@@ -220,5 +254,7 @@ export function invalidMessage(
 ): string {
   const head = `${qualifiedKind} ${goQuote(name)} is invalid`;
   if (errors.length === 0) return cutText(head, limit);
-  return cutParts([`${head}: `, ...aggregateParts(distinctMessages(errors))], limit);
+  const parts = aggregateParts(distinctMessages(errors));
+  parts.unshift(`${head}: `);
+  return cutParts(parts, limit);
 }

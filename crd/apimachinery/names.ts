@@ -34,12 +34,21 @@ function regexError(msg: string, fmt: string, ...examples: string[]): string {
   return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
 }
 
+// The messages are constant: made once, not per value (a review may carry 100,000 labels).
+const DNS1123_SUBDOMAIN_ERR = regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com');
+const DNS1123_LABEL_ERR = regexError(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, 'my-name', '123-abc');
+const DNS1035_LABEL_ERR = regexError(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, 'my-name', 'abc-123');
+const LABEL_KEY_ERR = regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc');
+const LABEL_NAME_PART_ERR = `name part ${LABEL_KEY_ERR}`;
+const LABEL_KEY_PARTS_ERR = `a valid label key ${LABEL_KEY_ERR} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`;
+const LABEL_VALUE_ERR = regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345');
+
 /** util/validation.IsDNS1123Subdomain. */
 export function isDns1123Subdomain(value: string, unit: 'characters' | 'bytes' = 'characters'): string[] {
   const errs: string[] = [];
   if (exceedsBytes(value, 253)) errs.push(`must be no more than 253 ${unit}`);
   if (!DNS1123_SUBDOMAIN.test(value))
-    errs.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
+    errs.push(DNS1123_SUBDOMAIN_ERR);
   return errs;
 }
 
@@ -49,7 +58,7 @@ export function isDns1123Label(value: string): string[] {
   if (exceedsBytes(value, 63)) errs.push('must be no more than 63 characters');
   if (!DNS1123_LABEL.test(value)) {
     if (DNS1123_SUBDOMAIN.test(value)) errs.push('must not contain dots');
-    else errs.push(regexError(DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, 'my-name', '123-abc'));
+    else errs.push(DNS1123_LABEL_ERR);
   }
   return errs;
 }
@@ -58,7 +67,7 @@ export function isDns1123Label(value: string): string[] {
 export function isDns1035Label(value: string): string[] {
   const errs: string[] = [];
   if (exceedsBytes(value, 63)) errs.push('must be no more than 63 characters');
-  if (!DNS1035_LABEL.test(value)) errs.push(regexError(DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, 'my-name', 'abc-123'));
+  if (!DNS1035_LABEL.test(value)) errs.push(DNS1035_LABEL_ERR);
   return errs;
 }
 
@@ -72,16 +81,13 @@ export function isQualifiedName(value: string): string[] {
     const prefix = parts[0] ?? '';
     name = parts[1] ?? '';
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
-    else errs.push(...isDns1123Subdomain(prefix, 'bytes').map((m) => `prefix part ${m}`));
+    else for (const m of isDns1123Subdomain(prefix, 'bytes')) errs.push(`prefix part ${m}`);
   } else {
-    return [
-      `a valid label key ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
+    return [LABEL_KEY_PARTS_ERR];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (exceedsBytes(name, 63)) errs.push('name part must be no more than 63 bytes');
-  if (!LABEL_KEY.test(name))
-    errs.push(`name part ${regexError(LABEL_KEY_MSG, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
+  if (!LABEL_KEY.test(name)) errs.push(LABEL_NAME_PART_ERR);
   return errs;
 }
 
@@ -89,7 +95,7 @@ export function isQualifiedName(value: string): string[] {
 export function isLabelValue(value: string): string[] {
   const errs: string[] = [];
   if (exceedsBytes(value, 63)) errs.push('must be no more than 63 bytes');
-  if (!LABEL_VALUE.test(value)) errs.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
+  if (!LABEL_VALUE.test(value)) errs.push(LABEL_VALUE_ERR);
   return errs;
 }
 

@@ -310,7 +310,7 @@ function compileNode(
       }
     });
     append(ctx.errors, schemaErrors);
-    if (schemaErrors.length === 0) ctx.errors.push(...celErrors);
+    if (schemaErrors.length === 0) append(ctx.errors, celErrors);
   }
 
   const properties = new Map<string, CompiledNode>();

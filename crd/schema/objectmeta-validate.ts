@@ -66,10 +66,7 @@ export function validateObjectMeta(meta: JsonObject, path: string, options: Meta
   if (typeof generation === 'number' && generation < 0) {
     errs.push(fieldErrors.invalid(`${path}.generation`, generation, 'must be greater than or equal to 0'));
   }
-  for (const [k, v] of Object.entries(stringMap(meta, 'labels'))) {
-    for (const msg of isQualifiedName(k)) errs.push(fieldErrors.invalid(`${path}.labels`, k, msg));
-    for (const msg of isLabelValue(v)) errs.push(fieldErrors.invalid(`${path}.labels`, v, msg));
-  }
+  validateLabels(stringMap(meta, 'labels'), `${path}.labels`, errs);
   const annotations = stringMap(meta, 'annotations');
   let annotationSize = 0;
   for (const [k, v] of Object.entries(annotations)) {
@@ -152,6 +149,14 @@ function validateOwnerReferences(value: unknown, path: string): FieldError[] {
   return errs;
 }
 
+/** ValidateLabels (metav1validation): every key a qualified name, every value a label value. */
+function validateLabels(labels: Record<string, string>, field: string, errs: FieldError[]): void {
+  for (const [k, v] of Object.entries(labels)) {
+    for (const msg of isQualifiedName(k)) errs.push(fieldErrors.invalid(field, k, msg));
+    for (const msg of isLabelValue(v)) errs.push(fieldErrors.invalid(field, v, msg));
+  }
+}
+
 /** ValidateObjectMetaAccessorUpdate's immutable fields (objectmeta.go:337). */
 export function validateObjectMetaUpdate(meta: JsonObject, old: JsonObject, path: string): FieldError[] {
   const errs: FieldError[] = [];
@@ -160,10 +165,7 @@ export function validateObjectMetaUpdate(meta: JsonObject, old: JsonObject, path
       errs.push(fieldErrors.invalid(`${path}.${key}`, str(meta, key), 'field is immutable'));
     }
   }
-  for (const [k, v] of Object.entries(stringMap(meta, 'labels'))) {
-    for (const msg of isQualifiedName(k)) errs.push(fieldErrors.invalid(`${path}.labels`, k, msg));
-    for (const msg of isLabelValue(v)) errs.push(fieldErrors.invalid(`${path}.labels`, v, msg));
-  }
+  validateLabels(stringMap(meta, 'labels'), `${path}.labels`, errs);
   for (const k of Object.keys(stringMap(meta, 'annotations'))) {
     for (const msg of isQualifiedName(k.toLowerCase())) errs.push(fieldErrors.invalid(`${path}.annotations`, k, msg));
   }
@@ -214,8 +216,9 @@ export function validateEmbeddedResource(x: JsonObject, path: string): FieldErro
         continue;
       }
       if (str(meta, 'name').length === 0) meta = { ...meta, name: 'fakename' };
-      errs.push(
-        ...validateObjectMeta(meta, `${path}.metadata`, {
+      append(
+        errs,
+        validateObjectMeta(meta, `${path}.metadata`, {
           requiresNamespace: str(meta, 'namespace').length > 0,
           nameFn: pathSegmentName,
           nameMayBeGenerated: false,

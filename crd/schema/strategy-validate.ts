@@ -50,8 +50,9 @@ export function validate(
     return { errors, warnings };
   }
   if (oldObject === undefined) {
-    errors.push(
-      ...validateObjectMeta(metadataOf(object), 'metadata', {
+    append(
+      errors,
+      validateObjectMeta(metadataOf(object), 'metadata', {
         requiresNamespace: target.namespaced,
         nameFn: nameIsDnsSubdomain,
         nameMayBeGenerated: true,

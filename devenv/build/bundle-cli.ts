@@ -22,7 +22,8 @@ const external = Object.keys(manifest.dependencies).filter((name) => !BUNDLED_DE
 
 await build({
   absWorkingDir: root,
-  entryPoints: { staticsite: 'cli/main.ts' },
+  // The review worker is an entry of its own: the webhook starts it as a thread by its file name.
+  entryPoints: { staticsite: 'cli/main.ts', 'review-worker': 'webhook/isolation/review-worker.ts' },
   outdir: 'dist/bin',
   bundle: true,
   splitting: true,

@@ -90,7 +90,7 @@ describe('webhook: the HTTPS server', function () {
     const verbose = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
     expect([verbose.status, await verbose.text()]).to.deep.equal([
       200,
-      '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]shutdown ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
+      '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]review-workers ok\n[+]shutdown ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
     ]);
     const live = await fetch(`http://127.0.0.1:${webhook.metricsPort}/livez`);
     expect([live.status, await live.text()]).to.deep.equal([200, 'ok']);
@@ -143,7 +143,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       const res = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
       expect([res.status, await res.text()]).to.deep.equal([
         500,
-        '[+]serving-certificate ok\n[-]staticsite-cache failed: reason withheld\n[+]shutdown ok\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
+        '[+]serving-certificate ok\n[-]staticsite-cache failed: reason withheld\n[+]review-workers ok\n[+]shutdown ok\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
       ]);
       expect(lines.find((l) => l.msg === 'readyz check failed')).to.deep.include({
         checks: ['[-]staticsite-cache failed: StaticSite cache not synced yet'],
@@ -153,7 +153,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
       expect([ready.status, await ready.text()]).to.deep.equal([
         200,
-        '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]shutdown ok\nreadyz check passed\n',
+        '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]review-workers ok\n[+]shutdown ok\nreadyz check passed\n',
       ]);
     } finally {
       await webhook.close();

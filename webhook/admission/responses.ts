@@ -1,8 +1,8 @@
-import { boundMessage, recordWarnings } from './bounds.ts';
+import { boundMessage, MESSAGE_LIMIT, recordWarnings } from './bounds.ts';
 import type { AdmissionResponse, Status } from './review.ts';
 
 /** Causes kept in a denial: each names a field, and a list of thousands helps nobody. */
-const MAX_CAUSES = 100;
+export const MAX_CAUSES = 100;
 
 /** Response constructors, after controller-runtime's Allowed / Denied / Patched / Errored. */
 
@@ -26,6 +26,25 @@ export function patched(uid: string, patch: unknown[], warnings: string[] = []):
   };
 }
 
+/**
+ * At most MAX_CAUSES causes, their messages MESSAGE_LIMIT characters in all: the message that
+ * crosses it is cut, later ones dropped (the status message already names every error, bounded).
+ */
+function boundCauses(causes: NonNullable<Status['details']>['causes'] & object) {
+  const kept: typeof causes = [];
+  let budget = MESSAGE_LIMIT;
+  for (const cause of causes.slice(0, MAX_CAUSES)) {
+    if (cause.message === undefined) {
+      kept.push(cause);
+      continue;
+    }
+    if (budget <= 0) break;
+    kept.push({ ...cause, message: boundMessage(cause.message, budget) });
+    budget -= cause.message.length;
+  }
+  return kept;
+}
+
 /** A denial whose status the API server returns to the client (prefixed with the webhook's name). */
 export function denied(uid: string, status: Status, warnings: string[] = []): AdmissionResponse {
   const bounded: Status = { ...status };
@@ -35,11 +54,7 @@ export function denied(uid: string, status: Status, warnings: string[] = []): Ad
     bounded.details = {
       ...status.details,
       ...(name !== undefined && { name: boundMessage(name) }),
-      ...(causes && {
-        causes: causes
-          .slice(0, MAX_CAUSES)
-          .map((c) => (c.message === undefined ? c : { ...c, message: boundMessage(c.message) })),
-      }),
+      ...(causes && { causes: boundCauses(causes) }),
     };
   }
   return { uid, allowed: false, status: { metadata: {}, status: 'Failure', ...bounded }, ...withWarnings(warnings) };
@@ -50,17 +65,22 @@ export function errored(uid: string, code: number, message: string): AdmissionRe
   return denied(uid, { code, message, reason: reasonForCode(code) });
 }
 
-function reasonForCode(code: number): string {
-  switch (code) {
-    case 400:
-      return 'BadRequest';
-    case 403:
-      return 'Forbidden';
-    case 413:
-      return 'RequestEntityTooLarge';
-    case 422:
-      return 'Invalid';
-    default:
-      return 'InternalError';
-  }
+/** metav1.StatusReason for an HTTP code, as k8s.io/apimachinery/pkg/api/errors names them. */
+const REASONS: ReadonlyMap<number, string> = new Map([
+  [400, 'BadRequest'],
+  [401, 'Unauthorized'],
+  [403, 'Forbidden'],
+  [404, 'NotFound'],
+  [405, 'MethodNotAllowed'],
+  [409, 'Conflict'],
+  [413, 'RequestEntityTooLarge'],
+  [415, 'UnsupportedMediaType'],
+  [422, 'Invalid'],
+  [429, 'TooManyRequests'],
+  [503, 'ServiceUnavailable'],
+  [504, 'Timeout'],
+]);
+
+export function reasonForCode(code: number): string {
+  return REASONS.get(code) ?? (code >= 500 ? 'InternalError' : 'BadRequest');
 }

@@ -2,7 +2,7 @@ import { API_VERSION_V1, convertStaticSite, GROUP, KIND, type StaticSiteV1 } fro
 import { type AdmissionResult, admit, fieldErrors, invalidMessage, isJsonObject } from '../../crd/index.ts';
 import { MESSAGE_LIMIT } from './bounds.ts';
 import type { HostnameIndex } from './hostname-index.ts';
-import { allowed, denied, errored } from './responses.ts';
+import { allowed, denied, errored, MAX_CAUSES } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse, Status } from './review.ts';
 import type { SiteSchemas } from './site-schemas.ts';
 import { fieldValidationOf, siteWrite } from './target.ts';
@@ -48,19 +48,32 @@ function claimsHostname(request: AdmissionRequest, metadata: Record<string, unkn
   return hostnameOf(request.oldObject) !== hostname;
 }
 
+/** The hostname a write that passed the schema claims: the cross-object rule decides it where the index is. */
+export interface HostnameClaim {
+  hostname: string;
+  namespace: string;
+  name: string;
+}
+
+/** What the schema and CEL rules decide, and the hostname the write claims when they allow it. */
+export interface SchemaVerdict {
+  response: AdmissionResponse;
+  claim?: HostnameClaim;
+}
+
 /**
- * The validating webhook: the structural schema and the CEL rules (transition rules and
- * ratcheting against oldObject on UPDATE), then the rule no schema can express: a hostname is held
- * by one StaticSite in the whole cluster.
+ * The validating webhook's schema part: the structural schema and the CEL rules (transition rules
+ * and ratcheting against oldObject on UPDATE). Needs nothing but the request, so it runs in the
+ * review workers; the claim it returns is judged by hostnameConflict where the index lives.
  */
-export function createValidator(options: ValidatorOptions): (request: AdmissionRequest) => AdmissionResponse {
+export function createSchemaValidator(options: { schemas: SiteSchemas }): (request: AdmissionRequest) => SchemaVerdict {
   return (request) => {
     const { uid } = request;
     const write = siteWrite(request, options.schemas);
-    if ('uid' in write) return write;
+    if ('uid' in write) return { response: write };
     const { version } = write;
     if (request.operation === 'UPDATE' && !isJsonObject(request.oldObject)) {
-      return errored(uid, 400, 'UPDATE request has no oldObject');
+      return { response: errored(uid, 400, 'UPDATE request has no oldObject') };
     }
 
     const result = admit(version, write.object, {
@@ -68,34 +81,59 @@ export function createValidator(options: ValidatorOptions): (request: AdmissionR
       fieldValidation: fieldValidationOf(request),
       namespace: request.namespace,
       messageLimit: MESSAGE_LIMIT,
+      causeLimit: MAX_CAUSES,
     });
     const metadata = isJsonObject(write.object.metadata) ? write.object.metadata : {};
     const name = typeof metadata.name === 'string' ? metadata.name : (request.name ?? '');
-    if (!result.allowed) return denied(uid, statusFor(result, name), result.warnings);
+    if (!result.allowed) return { response: denied(uid, statusFor(result, name), result.warnings) };
 
-    const hostname = options.hostnames && hostnameOf(result.object);
-    if (hostname !== undefined && options.hostnames && claimsHostname(request, metadata, hostname)) {
-      const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : (request.namespace ?? '');
-      const taken = options.hostnames.holders(hostname).some((h) => h.namespace !== namespace || h.name !== name);
-      if (taken) {
-        const error = fieldErrors.duplicate('spec.hostname', hostname);
-        return denied(
-          uid,
-          {
-            code: 422,
-            reason: 'Invalid',
-            message: invalidMessage(`${KIND}.${GROUP}`, name, [error]),
-            details: {
-              name,
-              group: GROUP,
-              kind: KIND,
-              causes: [{ reason: error.type, message: error.errorBody(), field: error.field }],
-            },
-          },
-          result.warnings,
-        );
-      }
-    }
-    return allowed(uid, result.warnings);
+    const response = allowed(uid, result.warnings);
+    const hostname = hostnameOf(result.object);
+    if (hostname === undefined || !claimsHostname(request, metadata, hostname)) return { response };
+    const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : (request.namespace ?? '');
+    return { response, claim: { hostname, namespace, name } };
+  };
+}
+
+/**
+ * The rule no schema can express: a hostname is held by one StaticSite in the whole cluster. The
+ * denial of a write whose claim another site holds, or undefined when the claim is free.
+ */
+export function hostnameConflict(
+  claim: HostnameClaim,
+  hostnames: HostnameIndex,
+  allowedResponse: AdmissionResponse,
+): AdmissionResponse | undefined {
+  const { hostname, namespace, name } = claim;
+  const taken = hostnames.holders(hostname).some((h) => h.namespace !== namespace || h.name !== name);
+  if (!taken) return undefined;
+  const error = fieldErrors.duplicate('spec.hostname', hostname);
+  return denied(
+    allowedResponse.uid,
+    {
+      code: 422,
+      reason: 'Invalid',
+      message: invalidMessage(`${KIND}.${GROUP}`, name, [error]),
+      details: {
+        name,
+        group: GROUP,
+        kind: KIND,
+        causes: [{ reason: error.type, message: error.errorBody(), field: error.field }],
+      },
+    },
+    allowedResponse.warnings ?? [],
+  );
+}
+
+/**
+ * The validating webhook in one function: the schema part, then, with an index, the unique-hostname
+ * rule. Standalone (no index) the rule is off.
+ */
+export function createValidator(options: ValidatorOptions): (request: AdmissionRequest) => AdmissionResponse {
+  const schema = createSchemaValidator(options);
+  return (request) => {
+    const { response, claim } = schema(request);
+    if (claim === undefined || options.hostnames === undefined) return response;
+    return hostnameConflict(claim, options.hostnames, response) ?? response;
   };
 }

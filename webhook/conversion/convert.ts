@@ -48,6 +48,15 @@ export function parseConversionReview(body: unknown): ConversionRequest {
   return request as unknown as ConversionRequest;
 }
 
+/** A failed conversion: nothing converted, the message (bounded) says why. */
+export function conversionFailure(uid: string, message: string): ConversionReview {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'ConversionReview',
+    response: { uid, convertedObjects: [], result: { status: 'Failure', message: boundMessage(message) } },
+  };
+}
+
 /**
  * Converts every object to the desired version. One object that cannot be converted fails the
  * whole review (the API server accepts all or nothing) with a message naming it.
@@ -63,18 +72,7 @@ export function convertReview(request: ConversionRequest): ConversionReview {
       // Only strings are printed: a caller's object may be anything (even without a prototype).
       const namespace = typeof meta.namespace === 'string' ? meta.namespace : '';
       const who = typeof meta.name === 'string' ? `${namespace}/${meta.name}` : `objects[${index}]`;
-      return {
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'ConversionReview',
-        response: {
-          uid: request.uid,
-          convertedObjects: [],
-          result: {
-            status: 'Failure',
-            message: boundMessage(`cannot convert ${who} to ${request.desiredAPIVersion}: ${error.message}`),
-          },
-        },
-      };
+      return conversionFailure(request.uid, `cannot convert ${who} to ${request.desiredAPIVersion}: ${error.message}`);
     }
   }
   return {

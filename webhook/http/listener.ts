@@ -16,9 +16,9 @@ import {
  */
 export type Readiness = readonly Check[];
 
-export interface WebhookAppOptions extends ReviewEndpointOptions {
+export type WebhookAppOptions = ReviewEndpointOptions & {
   readiness?: Readiness;
-}
+};
 
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 

@@ -61,7 +61,20 @@ export class WebhookMetrics {
       for (const code of ['200', '500']) this.runtimeRequests.inc({ webhook, code }, 0);
       this.runtimeInFlight.set({ webhook }, 0);
     }
+    for (const reason of ['deadline', 'memory', 'exit']) this.workersReplaced.inc({ reason }, 0);
   }
+
+  readonly workersReplaced = new Counter({
+    name: 'staticsite_webhook_review_workers_replaced_total',
+    help: 'Review workers replaced: after a review overran its deadline, ran out of its heap, or the worker exited.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly reviewQueueLength = new Gauge({
+    name: 'staticsite_webhook_review_queue_length',
+    help: 'Reviews waiting for a free review worker.',
+    registers: [this.registry],
+  });
 
   readonly certReloads = new Counter({
     name: 'staticsite_webhook_certificate_reloads_total',

@@ -1,25 +1,30 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { boundMessage, LOG_FIELD_LIMIT, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
-import {
-  type AdmissionRequest,
-  type AdmissionResponse,
-  parseAdmissionReview,
-  ReviewError,
-  reviewResponse,
-} from '../admission/review.ts';
-import { convertReview, parseConversionReview } from '../conversion/convert.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH, decodeJsonBody } from './json-body.ts';
+import { LOG_MESSAGE_LIMIT, boundMessage } from '../admission/bounds.ts';
+import type { HostnameIndex } from '../admission/hostname-index.ts';
+import { reasonForCode } from '../admission/responses.ts';
+import { type AdmissionRequest, type AdmissionResponse, ReviewError } from '../admission/review.ts';
+import { hostnameConflict } from '../admission/validate.ts';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH } from './json-body.ts';
 import type { WebhookMetrics } from './metrics.ts';
+import {
+  admissionAnswer,
+  answerReview,
+  REVIEW_PATHS,
+  type ReviewAnswer,
+  type ReviewLimits,
+  type ReviewPath,
+  type ReviewTask,
+} from './review-answer.ts';
+
+export { REVIEW_PATHS, type ReviewPath };
 
 export type AdmissionHandler = (request: AdmissionRequest) => AdmissionResponse;
 
-export const REVIEW_PATHS = ['/mutate', '/validate', '/convert'] as const;
-export type ReviewPath = (typeof REVIEW_PATHS)[number];
+/** Answers a review body: in this thread, or in the server's review workers. */
+export type ReviewEvaluator = (task: ReviewTask) => ReviewAnswer | Promise<ReviewAnswer>;
 
-export interface ReviewEndpointOptions {
-  mutate: AdmissionHandler;
-  validate: AdmissionHandler;
+interface ReviewEndpointSettings {
   metrics: WebhookMetrics;
   logger: Logger;
   maxBodyBytes?: number;
@@ -28,40 +33,54 @@ export interface ReviewEndpointOptions {
   maxDepth?: number;
 }
 
+/** The admission decisions as plain functions, run in this thread (a user's supertest suite). */
+export interface InThreadReviewOptions extends ReviewEndpointSettings {
+  mutate: AdmissionHandler;
+  validate: AdmissionHandler;
+}
+
+/**
+ * Reviews answered by `evaluate` (the server's worker pool); the claims of the answers are judged
+ * here against `hostnames`, the index of this thread (none: the unique-hostname rule is off).
+ */
+export interface EvaluatedReviewOptions extends ReviewEndpointSettings {
+  evaluate: ReviewEvaluator;
+  hostnames?: HostnameIndex;
+}
+
+export type ReviewEndpointOptions = InThreadReviewOptions | EvaluatedReviewOptions;
+
+/** The in-thread evaluator for handlers passed in: the validator's own answer, no claim to judge. */
+export function inThreadEvaluator(
+  handlers: Pick<InThreadReviewOptions, 'mutate' | 'validate'>,
+  limits: ReviewLimits,
+): ReviewEvaluator {
+  const core = { mutate: handlers.mutate, validate: (request: AdmissionRequest) => ({ response: handlers.validate(request) }) };
+  return (task) => answerReview(core, task, limits);
+}
+
 /** The review endpoints as one plain Node handler, shared by the Express app and the HTTPS server. */
 export type ReviewEndpoint = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => void;
 
 export function statusBody(code: number, message: string) {
-  const reason =
-    code === 413
-      ? 'RequestEntityTooLarge'
-      : code === 429
-        ? 'TooManyRequests'
-        : code === 415
-          ? 'UnsupportedMediaType'
-          : code === 404
-            ? 'NotFound'
-            : code >= 500
-              ? 'InternalError'
-              : 'BadRequest';
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: reasonForCode(code), code };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+function sendText(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
 }
 
-function outcomeOf(response: AdmissionResponse): string {
-  if (!response.allowed) return (response.status?.code ?? 403) >= 500 ? 'error' : 'denied';
-  return response.patch ? 'patched' : 'allowed';
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  sendText(res, status, JSON.stringify(body));
 }
 
 /**
  * Reads the whole body, refusing more than `limit` bytes with 413 as soon as the declared length or
  * the bytes received pass it: the rest is never read (the answer closes the connection). Leaner than
  * body-parser on the hot path: no content-type negotiation (decodeJsonBody checks the type) and no
- * inflation (the API server does not compress webhook requests).
+ * inflation (the API server does not compress webhook requests). The body lands in one buffer of
+ * its own (never Node's shared pool), sized by Content-Length when there is one, so it is held once
+ * and a review worker can take it over without a copy.
  */
 function readBody(
   req: IncomingMessage,
@@ -78,31 +97,46 @@ function readBody(
     done(tooLarge());
     return;
   }
-  if (declared > 0 && !budget.fits(declared)) {
-    done(busy());
-    return;
+  // Node's HTTP parser ends a message at its Content-Length, so no more than that can arrive: the
+  // buffer is made at that size, and its bytes are taken from the budget before any arrive.
+  const sized = Number.isSafeInteger(declared) && declared > 0;
+  if (sized) {
+    if (!budget.take(declared)) {
+      done(busy());
+      return;
+    }
+    hold.bytes += declared;
   }
+  const body = sized ? Buffer.allocUnsafeSlow(declared) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
   const onData = (chunk: Buffer) => {
-    size += chunk.length;
-    if (size <= limit && budget.take(chunk.length)) {
+    if (body && size + chunk.length <= body.length) {
+      size += chunk.copy(body, size);
+      return;
+    }
+    if (!body && size + chunk.length <= limit && budget.take(chunk.length)) {
       hold.bytes += chunk.length;
       chunks.push(chunk);
+      size += chunk.length;
       return;
     }
     finished = true;
     chunks.length = 0;
     req.off('data', onData);
     req.pause();
-    done(size > limit ? tooLarge() : busy());
+    done(size + chunk.length > limit ? tooLarge() : busy());
   };
   req.on('data', onData);
   req.on('end', () => {
     if (finished) return;
     finished = true;
-    done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    if (body) return done(size === body.length ? body : body.subarray(0, size));
+    const whole = Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    for (const chunk of chunks) at += chunk.copy(whole, at);
+    done(whole);
   });
   req.on('error', (error) => {
     if (finished) return;
@@ -167,75 +201,38 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const budget = new ByteBudget(options.maxInFlightBytes ?? 2 * maxBodyBytes);
+  const evaluate = 'evaluate' in options ? options.evaluate : inThreadEvaluator(options, { maxDepth });
+  const hostnames = 'evaluate' in options ? options.hostnames : undefined;
 
-  const admit = (path: ReviewPath, handler: AdmissionHandler, contentType: string | undefined, body: Buffer) => {
-    const { apiVersion, request } = parseAdmissionReview(decodeJsonBody(contentType, body, maxDepth));
-    const response = handler(request);
-    const outcome = outcomeOf(response);
-    metrics.requests.inc({ path, operation: request.operation, outcome });
-    if (!response.allowed) {
-      logger.info(
-        {
-          uid: boundMessage(request.uid, LOG_FIELD_LIMIT),
-          path,
-          operation: request.operation,
-          code: response.status?.code,
-        },
-        boundMessage(response.status?.message ?? 'denied', LOG_MESSAGE_LIMIT),
-      );
-    } else if (logger.isLevelEnabled('debug')) {
-      logger.debug(
-        { uid: boundMessage(request.uid, LOG_FIELD_LIMIT), path, operation: request.operation, outcome },
-        'admitted',
-      );
-    }
-    return reviewResponse(apiVersion, response);
+  /** The unique-hostname rule on an answer that claims a hostname: the same review, denied if it is taken. */
+  const judged = (answer: ReviewAnswer): ReviewAnswer => {
+    if (answer.kind !== 'review' || answer.claim === undefined || hostnames === undefined) return answer;
+    const { apiVersion, response } = answer.claim;
+    const conflict = hostnameConflict(answer.claim, hostnames, response);
+    return conflict ? admissionAnswer(apiVersion, { uid: response.uid, operation: answer.operation }, conflict) : answer;
   };
 
-  const convert = (contentType: string | undefined, body: Buffer) => {
-    // Conversion passes every field it does not know through: numbers must come back digit for digit.
-    const request = parseConversionReview(decodeJsonBody(contentType, body, maxDepth, { exactIntegers: true }));
-    const review = convertReview(request);
-    const failed = review.response?.result.status === 'Failure';
-    metrics.requests.inc({ path: '/convert', operation: 'CONVERT', outcome: failed ? 'denied' : 'allowed' });
-    if (failed) {
-      logger.info(
-        { uid: boundMessage(String(request.uid), LOG_FIELD_LIMIT), path: '/convert' },
-        boundMessage(review.response?.result.message ?? 'failed', LOG_MESSAGE_LIMIT),
-      );
-    }
-    return review;
-  };
-
-  const answer = (path: ReviewPath, contentType: string | undefined, body: Buffer) =>
-    path === '/convert'
-      ? convert(contentType, body)
-      : admit(path, path === '/mutate' ? options.mutate : options.validate, contentType, body);
-
-  const fail = (path: ReviewPath, req: IncomingMessage, res: ServerResponse, error: unknown) => {
-    let code: number;
-    let message: string;
-    if (error instanceof ReviewError) {
-      code = error.code;
-      message = error.message;
-    } else {
-      code = 500;
-      message = 'internal error while handling the review; see the webhook log';
-      metrics.panics.inc({ path });
-      // An error's text may carry input: bounded like every other logged value.
-      const err =
-        error instanceof Error
-          ? {
-              message: boundMessage(error.message, LOG_MESSAGE_LIMIT),
-              stack: boundMessage(error.stack ?? '', 4 * LOG_MESSAGE_LIMIT),
-            }
-          : boundMessage(String(error), LOG_MESSAGE_LIMIT);
-      logger.error({ path, err }, 'handler failed');
-    }
+  const fail = (path: ReviewPath, req: IncomingMessage, res: ServerResponse, code: number, message: string) => {
     metrics.requests.inc({ path, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
     if (code < 500) logger.info({ path, code }, boundMessage(message, LOG_MESSAGE_LIMIT));
     if (code === 413 || code === 429) sendAndClose(req, res, code, statusBody(code, message));
     else sendJson(res, code, statusBody(code, message));
+  };
+
+  const send = (path: ReviewPath, req: IncomingMessage, res: ServerResponse, answer: ReviewAnswer) => {
+    if (answer.kind === 'failed') return fail(path, req, res, answer.code, answer.message);
+    if (answer.kind === 'panic') {
+      metrics.panics.inc({ path });
+      logger.error({ path, err: { message: answer.message, stack: answer.stack } }, 'handler failed');
+      return fail(path, req, res, 500, 'internal error while handling the review; see the webhook log');
+    }
+    const reviewed = judged(answer);
+    if (reviewed.kind !== 'review') return;
+    metrics.requests.inc({ path, operation: reviewed.operation, outcome: reviewed.outcome });
+    const { uid, operation, outcome } = reviewed;
+    if (reviewed.log) logger.info({ uid, path, operation, code: reviewed.log.code }, reviewed.log.message);
+    else if (logger.isLevelEnabled('debug')) logger.debug({ uid, path, operation, outcome }, 'admitted');
+    sendText(res, 200, reviewed.text);
   };
 
   const pathLabels: Record<ReviewPath, { path: ReviewPath }> = {
@@ -265,14 +262,20 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       metrics.runtimeRequests.inc({ webhook: path, code: String(res.statusCode) });
     });
     readBody(req, maxBodyBytes, budget, hold, (body) => {
-      if (body instanceof ReviewError) return fail(path, req, res, body);
-      let review: unknown;
+      if (body instanceof ReviewError) return fail(path, req, res, body.code, body.message);
+      const task: ReviewTask = { path, contentType: req.headers['content-type'], body };
+      let answered: ReviewAnswer | Promise<ReviewAnswer>;
       try {
-        review = answer(path, req.headers['content-type'], body);
-      } catch (thrown) {
-        return fail(path, req, res, thrown);
+        answered = evaluate(task);
+      } catch (error) {
+        answered = { kind: 'panic', message: boundMessage(String(error), LOG_MESSAGE_LIMIT), stack: '' };
       }
-      sendJson(res, 200, review);
+      if (answered instanceof Promise) {
+        answered.then(
+          (answer) => send(path, req, res, answer),
+          (error) => send(path, req, res, { kind: 'panic', message: boundMessage(String(error), LOG_MESSAGE_LIMIT), stack: '' }),
+        );
+      } else send(path, req, res, answered);
     });
   };
 }
