@@ -3,17 +3,24 @@ import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
 import { parseDuration } from '../controller/duration.ts';
 import { createProcessLogger, logLevelProblem } from '../kube/process-logger.ts';
 import { startWebhookServer } from '../webhook/server.ts';
-import { CONNECTION_SETTINGS } from '../webhook/server-settings.ts';
+import { CONNECTION_SETTINGS, REVIEW_ISOLATION } from '../webhook/server-settings.ts';
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
 import { OBSERVABILITY_OPTIONS, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const webhookUsage =
-  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s] [--log-level info]';
+  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s] [--review-workers 2] [--review-heap-mb 64] [--review-deadline 2s] [--log-level info]';
 
 function port(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`${flag} must be a port number, got "${value}"`);
+  return n;
+}
+
+function positiveCount(value: string, flag: string, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got "${value}"`);
   return n;
 }
 
@@ -34,6 +41,9 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       'base-domain': { type: 'string', default: DEFAULT_BASE_DOMAIN },
       kubeconfig: { type: 'string' },
       'shutdown-delay': { type: 'string', default: `${CONNECTION_SETTINGS.shutdownDelayMs / 1000}s` },
+      'review-workers': { type: 'string', default: String(REVIEW_ISOLATION.workers) },
+      'review-heap-mb': { type: 'string', default: String(REVIEW_ISOLATION.resourceLimits.maxOldGenerationSizeMb) },
+      'review-deadline': { type: 'string', default: `${REVIEW_ISOLATION.deadlineMs / 1000}s` },
       'log-level': { type: 'string', default: 'info' },
       ...OBSERVABILITY_OPTIONS,
     },
@@ -43,12 +53,25 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
   if (!values['cert-dir']) throw new UsageError('--cert-dir is required (a directory with tls.crt and tls.key)');
   const levelProblem = logLevelProblem(values['log-level']);
   if (levelProblem) throw new UsageError(levelProblem);
-  let shutdownDelayMs: number;
-  try {
-    shutdownDelayMs = parseDuration(values['shutdown-delay']);
-  } catch (error) {
-    throw new UsageError(`--shutdown-delay: ${(error as Error).message}`);
-  }
+  const duration = (flag: 'shutdown-delay' | 'review-deadline') => {
+    try {
+      return parseDuration(values[flag]);
+    } catch (error) {
+      throw new UsageError(`--${flag}: ${(error as Error).message}`);
+    }
+  };
+  const shutdownDelayMs = duration('shutdown-delay');
+  const deadlineMs = duration('review-deadline');
+  if (deadlineMs <= 0) throw new UsageError('--review-deadline must be longer than 0s');
+  const isolation = {
+    ...REVIEW_ISOLATION,
+    workers: positiveCount(values['review-workers'], '--review-workers', 64),
+    deadlineMs,
+    resourceLimits: {
+      ...REVIEW_ISOLATION.resourceLimits,
+      maxOldGenerationSizeMb: positiveCount(values['review-heap-mb'], '--review-heap-mb', 65_536),
+    },
+  };
   const logger = createProcessLogger('staticsite-webhook', values['log-level']);
   let webhook: Awaited<ReturnType<typeof startWebhookServer>>;
   try {
@@ -63,6 +86,7 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       host: values.host,
       baseDomain: values['base-domain'],
       shutdownDelayMs,
+      isolation,
       logger,
       // The informer loads only when there is a cluster to watch.
       hostnames: hasCluster(values.kubeconfig)

@@ -111,7 +111,9 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
       message: invalidMessage(`${kind}.${target.group}`, objectName(object), errors, options.messageLimit),
       errors,
       decodeErrors: [],
-      causes: errors.slice(0, options.causeLimit).map((e) => ({ reason: e.type, message: e.errorBody(), field: e.field })),
+      causes: errors
+        .slice(0, options.causeLimit)
+        .map((e) => ({ reason: e.type, message: e.errorBody(), field: e.field })),
       warnings,
       object,
     };

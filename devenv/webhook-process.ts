@@ -22,6 +22,8 @@ export interface WebhookProcessOptions {
   cli?: string;
   /** Extra environment, e.g. the manifest's NODE_OPTIONS. */
   env?: Record<string, string>;
+  /** Extra flags after the ones this sets. */
+  args?: string[];
 }
 
 /** `staticsite webhook` as a child process on loopback ports, ready when /readyz answers 200. */
@@ -53,6 +55,7 @@ export class WebhookProcess {
       '--shutdown-delay=0s',
       ...(options.baseDomain ? [`--base-domain=${options.baseDomain}`] : []),
       ...(options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`] : []),
+      ...(options.args ?? []),
     ];
     const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));
     const env = { ...process.env, ...options.env };

@@ -7,7 +7,7 @@ import type { HostnameIndex } from './admission/hostname-index.ts';
 import { keepConnectionsFair } from './http/connection-fairness.ts';
 import { createWebhookListener, type Readiness } from './http/listener.ts';
 import { WebhookMetrics } from './http/metrics.ts';
-import { ReviewPool } from './isolation/review-pool.ts';
+import { type ReviewIsolationSettings, ReviewPool } from './isolation/review-pool.ts';
 import { CONNECTION_SETTINGS, REVIEW_ISOLATION, TLS_SETTINGS } from './server-settings.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';
 import {
@@ -39,6 +39,8 @@ export interface WebhookServerOptions {
   /** How long close() keeps serving, not ready, before it stops accepting. Default: none. */
   shutdownDelayMs?: number;
   certCheckIntervalMs?: number;
+  /** How reviews are isolated in worker threads; default REVIEW_ISOLATION (server-settings.ts). */
+  isolation?: ReviewIsolationSettings;
 }
 
 export interface RunningWebhook {
@@ -78,7 +80,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   const hostnames = options.hostnames;
   const pool = new ReviewPool({
-    ...REVIEW_ISOLATION,
+    ...(options.isolation ?? REVIEW_ISOLATION),
     workerData: { baseDomain: options.baseDomain, limits: {} },
     logger,
     observer: {
@@ -112,10 +114,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     {
       // A review worker replaced after a review ran into its limits takes a moment to start.
       name: 'review-workers',
-      check: () =>
-        pool.readyWorkers > 0
-          ? { ok: true }
-          : { ok: false, reason: NO_WORKER_NOTE, note: NO_WORKER_NOTE },
+      check: () => (pool.readyWorkers > 0 ? { ok: true } : { ok: false, reason: NO_WORKER_NOTE, note: NO_WORKER_NOTE }),
     },
     {
       name: 'shutdown',

@@ -1,4 +1,4 @@
-import { goFloat, goJsonMarshal, goQuote, isGoInt } from './go-format.ts';
+import { goFloat, goJsonMarshal, goQuote, goQuoteLength, isGoInt } from './go-format.ts';
 
 /**
  * field.ErrorType from k8s.io/apimachinery/pkg/util/validation/field/errors.go. The value is the
@@ -85,6 +85,11 @@ export class FieldError {
 
   private printed: string | undefined | null = null;
 
+  /** Whether ErrorBody prints the bad value. */
+  printsValue(): boolean {
+    return !VALUELESS.has(this.type) && this.badValue !== OMIT_VALUE;
+  }
+
   /** The printed bad value (made once), or undefined when ErrorBody prints none. */
   printedValue(): string | undefined {
     if (this.printed === null) {
@@ -97,12 +102,12 @@ export class FieldError {
   /** errorBody().length, without making the body. */
   bodyLength(): number {
     if (this.body !== undefined) return this.body.length;
-    const value = this.printedValue();
-    return (
-      TYPE_TEXT[this.type].length +
-      (value === undefined ? 0 : 2 + value.length) +
-      (this.detail.length > 0 ? 2 + this.detail.length : 0)
-    );
+    let valueLength = 0;
+    if (this.printed !== null) valueLength = this.printed === undefined ? -2 : this.printed.length;
+    else if (!this.printsValue()) valueLength = -2;
+    else if (typeof this.badValue === 'string') valueLength = goQuoteLength(this.badValue);
+    else valueLength = (this.printedValue() as string).length;
+    return TYPE_TEXT[this.type].length + 2 + valueLength + (this.detail.length > 0 ? 2 + this.detail.length : 0);
   }
 
   /** ErrorBody(): the message without the field path (made once). */
@@ -195,21 +200,32 @@ const SHORT_VALUE = 1024;
  * which no pair of the API server's errors does. A printed value shared by many errors (every
  * extra controller reference prints all the references) is compared by reference, never hashed.
  */
+function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 function distinctMessages(errors: readonly FieldError[]): FieldError[] {
   const seen = new Map<string, Map<string, Map<string, Set<unknown>>>>();
   const kept: FieldError[] = [];
   for (const error of errors) {
-    const value = error.printedValue();
     const shared = error.badValue instanceof PrintedValue ? error.badValue : undefined;
-    let byType = seen.get(error.detail);
-    if (byType === undefined) seen.set(error.detail, (byType = new Map()));
+    const byType = child(seen, error.detail, () => new Map<string, Map<string, Set<unknown>>>());
     // By the type's text: FieldValueInvalid and FieldValueTypeInvalid print the same.
-    let byField = byType.get(TYPE_TEXT[error.type]);
-    if (byField === undefined) byType.set(TYPE_TEXT[error.type], (byField = new Map()));
-    let values = byField.get(error.field);
-    if (values === undefined) byField.set(error.field, (values = new Set()));
-    // A long shared value is its object, compared by text only against the group's other long ones.
-    const key = shared !== undefined && shared.text.length > SHORT_VALUE ? shared : value;
+    const byField = child(byType, TYPE_TEXT[error.type], () => new Map<string, Set<unknown>>());
+    const values = child(byField, error.field, () => new Set<unknown>());
+    // A string prints as its strconv.Quote, one to one: the string itself is the key, unprinted
+    // (with a mark, so it never meets another kind's printed text).
+    const key =
+      shared !== undefined && shared.text.length > SHORT_VALUE
+        ? shared
+        : typeof error.badValue === 'string' && error.printsValue()
+          ? `"${error.badValue}`
+          : error.printedValue();
     if (values.has(key)) continue;
     if (key instanceof PrintedValue && [...values].some((v) => (v instanceof PrintedValue ? v.text : v) === key.text)) {
       continue;

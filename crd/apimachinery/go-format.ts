@@ -87,6 +87,11 @@ const PRINTABLE_RUN = String.raw`(?:(?!["\\])[\p{L}\p{M}\p{N}\p{P}\p{S} ])+`;
  * strconv.Quote. Runs of printable runes are copied as slices, so a long string costs a few
  * pieces, not one per rune (a 6 MB name quoted rune by rune took more heap than the webhook has).
  */
+/** goQuote(s).length, without making the quoted text when s needs no escape. */
+export function goQuoteLength(s: string): number {
+  return PLAIN_ASCII.test(s) ? s.length + 2 : goQuote(s).length;
+}
+
 export function goQuote(s: string): string {
   if (PLAIN_ASCII.test(s)) return `"${s}"`;
   const run = new RegExp(PRINTABLE_RUN, 'uy');

@@ -47,8 +47,7 @@ const LABEL_VALUE_ERR = regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, 'MyValue', 
 export function isDns1123Subdomain(value: string, unit: 'characters' | 'bytes' = 'characters'): string[] {
   const errs: string[] = [];
   if (exceedsBytes(value, 253)) errs.push(`must be no more than 253 ${unit}`);
-  if (!DNS1123_SUBDOMAIN.test(value))
-    errs.push(DNS1123_SUBDOMAIN_ERR);
+  if (!DNS1123_SUBDOMAIN.test(value)) errs.push(DNS1123_SUBDOMAIN_ERR);
   return errs;
 }
 
@@ -74,16 +73,14 @@ export function isDns1035Label(value: string): string[] {
 /** content.IsLabelKey (IsQualifiedName). */
 export function isQualifiedName(value: string): string[] {
   const errs: string[] = [];
-  const parts = value.split('/');
-  let name: string;
-  if (parts.length === 1) name = parts[0] ?? '';
-  else if (parts.length === 2) {
-    const prefix = parts[0] ?? '';
-    name = parts[1] ?? '';
+  const slash = value.indexOf('/');
+  let name = value;
+  if (slash !== -1) {
+    if (value.indexOf('/', slash + 1) !== -1) return [LABEL_KEY_PARTS_ERR];
+    const prefix = value.slice(0, slash);
+    name = value.slice(slash + 1);
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else for (const m of isDns1123Subdomain(prefix, 'bytes')) errs.push(`prefix part ${m}`);
-  } else {
-    return [LABEL_KEY_PARTS_ERR];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (exceedsBytes(name, 63)) errs.push('name part must be no more than 63 bytes');

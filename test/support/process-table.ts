@@ -28,6 +28,12 @@ export function startTimeOf(pid: number): string | undefined {
   return fields[19];
 }
 
+/** CPU seconds a process has used so far (user + system, all its threads), at the clock tick's grain. */
+export function cpuSecondsOf(pid: number): number {
+  const fields = statFields(pid);
+  return (Number(fields?.[11] ?? 0) + Number(fields?.[12] ?? 0)) / 100;
+}
+
 export function parentOf(pid: number): number {
   return Number(statFields(pid)?.[1] ?? 0);
 }

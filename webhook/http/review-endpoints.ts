@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { LOG_MESSAGE_LIMIT, boundMessage } from '../admission/bounds.ts';
+import { boundMessage, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
 import type { HostnameIndex } from '../admission/hostname-index.ts';
 import { reasonForCode } from '../admission/responses.ts';
 import { type AdmissionRequest, type AdmissionResponse, ReviewError } from '../admission/review.ts';
@@ -55,7 +55,10 @@ export function inThreadEvaluator(
   handlers: Pick<InThreadReviewOptions, 'mutate' | 'validate'>,
   limits: ReviewLimits,
 ): ReviewEvaluator {
-  const core = { mutate: handlers.mutate, validate: (request: AdmissionRequest) => ({ response: handlers.validate(request) }) };
+  const core = {
+    mutate: handlers.mutate,
+    validate: (request: AdmissionRequest) => ({ response: handlers.validate(request) }),
+  };
   return (task) => answerReview(core, task, limits);
 }
 
@@ -63,7 +66,15 @@ export function inThreadEvaluator(
 export type ReviewEndpoint = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => void;
 
 export function statusBody(code: number, message: string) {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: reasonForCode(code), code };
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: reasonForCode(code),
+    code,
+  };
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {
@@ -209,7 +220,9 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     if (answer.kind !== 'review' || answer.claim === undefined || hostnames === undefined) return answer;
     const { apiVersion, response } = answer.claim;
     const conflict = hostnameConflict(answer.claim, hostnames, response);
-    return conflict ? admissionAnswer(apiVersion, { uid: response.uid, operation: answer.operation }, conflict) : answer;
+    return conflict
+      ? admissionAnswer(apiVersion, { uid: response.uid, operation: answer.operation }, conflict)
+      : answer;
   };
 
   const fail = (path: ReviewPath, req: IncomingMessage, res: ServerResponse, code: number, message: string) => {
@@ -273,7 +286,8 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       if (answered instanceof Promise) {
         answered.then(
           (answer) => send(path, req, res, answer),
-          (error) => send(path, req, res, { kind: 'panic', message: boundMessage(String(error), LOG_MESSAGE_LIMIT), stack: '' }),
+          (error) =>
+            send(path, req, res, { kind: 'panic', message: boundMessage(String(error), LOG_MESSAGE_LIMIT), stack: '' }),
         );
       } else send(path, req, res, answered);
     });

@@ -16,8 +16,8 @@ export interface ToWorker {
 }
 
 export type FromWorker =
-  /** Loaded and compiled: it takes reviews now. */
-  | { type: 'ready' }
+  /** Loaded and compiled: it takes reviews now; its heap may grow to `heapLimitMb`. */
+  | { type: 'ready'; heapLimitMb: number }
   /** The review's envelope parsed: from now on a stopped review is answered as a denial. */
   | { type: 'parsed'; id: number; envelope: ReviewEnvelope }
   | { type: 'answer'; id: number; answer: ReviewAnswer };

@@ -76,6 +76,7 @@ export class ReviewPool {
   private closed = false;
   private restartDelayMs = FIRST_RESTART_DELAY_MS;
   private started?: { resolve: () => void; reject: (error: Error) => void };
+  private heapChecked = false;
 
   constructor(options: ReviewPoolOptions) {
     this.options = options;
@@ -110,7 +111,8 @@ export class ReviewPool {
   /** Stops every worker; reviews not answered yet get a 503. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) this.finish(job, { kind: 'failed', code: 503, message: 'the webhook is shutting down' });
+    for (const job of this.queue.splice(0))
+      this.finish(job, { kind: 'failed', code: 503, message: 'the webhook is shutting down' });
     const exits = this.slots.map((slot) => {
       if (slot.job) this.finish(slot.job, stoppedAnswer(slot.job.envelope, 503, 'the webhook is shutting down'));
       slot.state = 'stopping';
@@ -134,6 +136,7 @@ export class ReviewPool {
   private received(slot: Slot, message: FromWorker): void {
     if (slot.state === 'stopping') return;
     if (message.type === 'ready') {
+      this.checkHeapLimit(message.heapLimitMb);
       slot.state = 'idle';
       this.restartDelayMs = FIRST_RESTART_DELAY_MS;
       if (this.started && this.slots.every((s) => s.state !== 'starting')) {
@@ -153,6 +156,22 @@ export class ReviewPool {
     slot.state = 'idle';
     this.finish(job, message.answer);
     this.dispatch();
+  }
+
+  /**
+   * A --max-old-space-size (in NODE_OPTIONS, say) overrides every worker's resourceLimits: the
+   * workers then may grow to the process's limit, and one review can take what two were given.
+   */
+  private checkHeapLimit(heapLimitMb: number): void {
+    if (this.heapChecked) return;
+    this.heapChecked = true;
+    const { maxOldGenerationSizeMb, maxYoungGenerationSizeMb } = this.options.resourceLimits;
+    const expectedMb = maxOldGenerationSizeMb + 2 * maxYoungGenerationSizeMb;
+    if (heapLimitMb <= expectedMb) return;
+    this.options.logger.warn(
+      { heapLimitMb: Math.round(heapLimitMb), reviewHeapMb: maxOldGenerationSizeMb },
+      'the review workers heap limit is overridden (a --max-old-space-size in NODE_OPTIONS or the command line?): one review may use far more memory than its limit',
+    );
   }
 
   private dispatch(): void {
@@ -217,7 +236,9 @@ export class ReviewPool {
     );
     if (neverReady && this.started && this.readyWorkers === 0) {
       // No worker ever started: the process cannot review anything, say so at start.
-      const error = new Error(`review worker ${this.script.pathname} did not start: ${slot.error?.message ?? `exit ${code}`}`);
+      const error = new Error(
+        `review worker ${this.script.pathname} did not start: ${slot.error?.message ?? `exit ${code}`}`,
+      );
       this.started.reject(error);
       this.started = undefined;
       return;

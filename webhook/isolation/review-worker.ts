@@ -3,6 +3,7 @@
  * own with a heap of its own, so no single review can exhaust the server's heap or hold its event
  * loop (webhook/isolation/review-pool.ts starts, watches and replaces these).
  */
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createMutator } from '../admission/mutate.ts';
 import { SiteSchemas } from '../admission/site-schemas.ts';
@@ -17,9 +18,11 @@ const schemas = new SiteSchemas();
 const handlers = { mutate: createMutator({ schemas, baseDomain }), validate: createSchemaValidator({ schemas }) };
 const post = (message: FromWorker) => port.postMessage(message);
 
-port.on('message', ({ id, path, contentType, body }: ToWorker) => {
+port.on('message', (message: ToWorker) => {
+  if (typeof message?.id !== 'number' || !(message.body instanceof ArrayBuffer)) return; // not a review
+  const { id, path, contentType, body } = message;
   const task = { path, contentType, body: Buffer.from(body) };
   const answer = answerReview(handlers, task, limits, (envelope) => post({ type: 'parsed', id, envelope }));
   post({ type: 'answer', id, answer });
 });
-post({ type: 'ready' });
+post({ type: 'ready', heapLimitMb: getHeapStatistics().heap_size_limit / 2 ** 20 });

@@ -1,0 +1,161 @@
+/**
+ * No entry point's work grows faster than its input: every hostile shape, at 1x, 2x, 4x and 8x,
+ * through a review worker (admission and conversion, the code each webhook review runs) and through
+ * `staticsite validate` (the built CLI on a file). Time and the review's peak heap may double with the
+ * input; quadratic work quadruples. Each figure is the best of three, above a floor under which
+ * timers and the garbage collector decide.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { Worker } from 'node:worker_threads';
+import { expect } from 'chai';
+import { builtCli } from '../../devenv/webhook-process.ts';
+import type { FromWorker, ToWorker } from '../../webhook/isolation/protocol.ts';
+import { HOSTILE_SHAPES, largestReview } from '../support/hostile-reviews.ts';
+
+const SIZES = [1, 2, 4, 8];
+/** The largest input, 8x, is this much of the API server's request limit. */
+const LARGEST_BYTES = 1.5 * 1024 * 1024;
+const TIME_FLOOR_MS = 10;
+const HEAP_FLOOR_BYTES = 4 * 1024 * 1024;
+
+/** Linear: no doubling over 3x the one before (quadratic is 4x), 8x the input within 16x (quadratic 64x). */
+function expectLinear(values: number[], floor: number, what: string) {
+  const report = `${what} for ${SIZES.join('x, ')}x: ${values.map((v) => v.toFixed(1)).join(', ')}`;
+  const atLeast = (v: number | undefined) => Math.max(v ?? 0, floor);
+  for (let i = 1; i < values.length; i++) expect(values[i] ?? 0, report).to.be.below(3 * atLeast(values[i - 1]));
+  expect(values.at(-1) ?? 0, report).to.be.below(16 * atLeast(values[0]));
+}
+
+/**
+ * The shipped review worker (with a garbage collection on request: the fixture measured.ts), one
+ * review at a time, timed, and its heap sampled while it works from a collected start.
+ */
+class WorkerProbe {
+  private readonly worker: Worker;
+  private nextId = 1;
+  readonly ready: Promise<void>;
+
+  constructor() {
+    setFlagsFromString('--expose-gc'); // read by each new isolate: the worker's has gc()
+    this.worker = new Worker(new URL('../fixtures/review-workers/measured.ts', import.meta.url), {
+      workerData: { baseDomain: 'sites.example.com', limits: {} },
+    });
+    this.ready = new Promise((resolve) => this.worker.once('message', () => resolve()));
+  }
+
+  private collected(): Promise<void> {
+    return new Promise((resolve) => {
+      const listener = (message: { type?: string }) => {
+        if (message?.type !== 'gc') return;
+        this.worker.off('message', listener);
+        resolve();
+      };
+      this.worker.on('message', listener);
+      this.worker.postMessage({ gc: true });
+    });
+  }
+
+  async review(path: ToWorker['path'], review: unknown): Promise<{ ms: number; heapBytes: number }> {
+    const body = new Uint8Array(Buffer.from(JSON.stringify(review))).buffer;
+    const id = this.nextId++;
+    await this.collected();
+    const before = (await this.worker.getHeapStatistics()).used_heap_size;
+    let done = false;
+    const answered = new Promise<void>((resolve) => {
+      const listener = (message: FromWorker) => {
+        if (message.type !== 'answer' || message.id !== id) return;
+        this.worker.off('message', listener);
+        done = true;
+        resolve();
+      };
+      this.worker.on('message', listener);
+    });
+    const started = performance.now();
+    this.worker.postMessage({ id, path, contentType: 'application/json', body } satisfies ToWorker, [body]);
+    let peak = before;
+    while (!done) peak = Math.max(peak, (await this.worker.getHeapStatistics()).used_heap_size);
+    await answered;
+    return { ms: performance.now() - started, heapBytes: Math.max(0, peak - before) };
+  }
+
+  close(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
+describe('e2e: work grows linearly with every hostile input', function () {
+  this.timeout(600_000);
+
+  describe('a review worker (/mutate, /validate, /convert)', () => {
+    let probe: WorkerProbe;
+    before(async () => {
+      probe = new WorkerProbe();
+      await probe.ready;
+    });
+    after(() => probe?.close());
+
+    for (const shape of HOSTILE_SHAPES) {
+      for (const path of shape.paths) {
+        it(`${path}: ${shape.name}`, async () => {
+          const unit = Math.max(1, Math.floor(largestReview(shape, LARGEST_BYTES).n / 8));
+          await probe.review(path, shape.build(unit)); // compiled before anything is timed
+          const times: number[] = [];
+          const heaps: number[] = [];
+          for (const size of SIZES) {
+            const review = shape.build(unit * size);
+            let ms = Number.POSITIVE_INFINITY;
+            let heap = Number.POSITIVE_INFINITY;
+            for (let round = 0; round < 3; round++) {
+              const measured = await probe.review(path, review);
+              ms = Math.min(ms, measured.ms);
+              heap = Math.min(heap, measured.heapBytes);
+            }
+            times.push(ms);
+            heaps.push(heap);
+          }
+          expectLinear(times, TIME_FLOOR_MS, 'ms');
+          expectLinear(heaps, HEAP_FLOOR_BYTES, 'peak heap bytes');
+        });
+      }
+    }
+  });
+
+  describe('staticsite validate (the built CLI, one file)', () => {
+    let dir: string;
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'staticsite-linear-'));
+    });
+    after(() => rm(dir, { recursive: true, force: true }));
+
+    /** Wall time of one run on one file, less what the same run takes on the smallest object. */
+    async function run(file: string, object: unknown): Promise<number> {
+      await writeFile(file, JSON.stringify(object));
+      let best = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < 3; round++) {
+        const started = performance.now();
+        const result = spawnSync(process.execPath, [builtCli(), 'validate', '-o', 'json', file], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 30,
+        });
+        best = Math.min(best, performance.now() - started);
+        expect(result.status, result.stderr).to.be.oneOf([0, 1]);
+      }
+      return best;
+    }
+
+    for (const shape of HOSTILE_SHAPES.filter((s) => s.paths.includes('/validate'))) {
+      it(shape.name, async () => {
+        const unit = Math.max(1, Math.floor(largestReview(shape, LARGEST_BYTES).n / 8));
+        const file = join(dir, 'site.json');
+        const baseline = await run(file, shape.build(1).request.object);
+        const times: number[] = [];
+        for (const size of SIZES) times.push((await run(file, shape.build(unit * size).request.object)) - baseline);
+        expectLinear(times, 4 * TIME_FLOOR_MS, 'ms above a one-item object');
+      });
+    }
+  });
+});

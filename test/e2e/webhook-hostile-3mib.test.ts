@@ -1,0 +1,69 @@
+/**
+ * The API server sends at most 3 MiB in a request: the shipped webhook, as the manifest runs it,
+ * answers the largest review of every hostile shape up to that size with a status below 500, using
+ * under a second of CPU, and stays alive. The work is asserted as CPU time, which other load on the
+ * machine does not stretch; the wall time is bounded too, at twice that (on a quiet machine it is
+ * the CPU time: bench/RESULTS.md, "Hostile reviews").
+ */
+import { rm } from 'node:fs/promises';
+import { expect } from 'chai';
+import { ReviewClient } from '../../devenv/review-client.ts';
+import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
+import { WebhookProcess } from '../../devenv/webhook-process.ts';
+import { HOSTILE_SHAPES, largestReview } from '../support/hostile-reviews.ts';
+import { cpuSecondsOf } from '../support/process-table.ts';
+import { webhookRuntime } from '../support/webhook-manifest.ts';
+
+/** The API server's limit on a request body (k8s.io/apiserver, DefaultMaxRequestBodyBytes). */
+const API_SERVER_REQUEST_LIMIT = 3 * 1024 * 1024;
+
+describe('e2e: the shipped webhook answers every hostile review up to 3 MiB with under a second of work', function () {
+  this.timeout(240_000);
+  let certs: LoopbackCerts;
+  let webhook: WebhookProcess;
+  let client: ReviewClient;
+
+  before(async () => {
+    certs = await loopbackCerts();
+    webhook = await WebhookProcess.start({ certDir: certs.dir, env: { NODE_OPTIONS: webhookRuntime().nodeOptions } });
+    client = new ReviewClient(webhook.url, certs.ca.certPem);
+    // The first review of each path compiles its code: not what a hostile review costs.
+    for (const shape of HOSTILE_SHAPES) {
+      for (const path of shape.paths) await client.send(path, shape.build(10));
+    }
+  });
+
+  after(async () => {
+    client?.close();
+    await webhook?.stop();
+    if (certs) await rm(certs.dir, { recursive: true, force: true });
+  });
+
+  for (const shape of HOSTILE_SHAPES) {
+    for (const path of shape.paths) {
+      it(`${path}: ${shape.name}`, async () => {
+        const { n, review } = largestReview(shape, API_SERVER_REQUEST_LIMIT);
+        const pid = webhook.process.pid as number;
+        const cpuBefore = cpuSecondsOf(pid);
+        const started = performance.now();
+        const answer = await client.send(path, review);
+        const ms = performance.now() - started;
+        const cpuMs = (cpuSecondsOf(pid) - cpuBefore) * 1000;
+        process.stdout.write(
+          `      n=${n}: HTTP ${answer.status} in ${ms.toFixed(0)} ms, ${cpuMs.toFixed(0)} ms of CPU\n`,
+        );
+        expect(answer.status).to.be.below(500);
+        expect(cpuMs).to.be.below(1_000);
+        expect(ms).to.be.below(2_000);
+        expect(webhook.process.running).to.equal(true);
+      });
+    }
+  }
+
+  it('no review was answered by a replaced worker or counted as a panic', async () => {
+    const metrics = await (await fetch(`http://127.0.0.1:${webhook.metricsPort}/metrics`)).text();
+    expect(metrics).to.not.match(/^staticsite_webhook_handler_panics_total\{[^}]*\} [1-9]/m);
+    expect(metrics).to.match(/^staticsite_webhook_review_workers_replaced_total\{reason="memory"\} 0$/m);
+    expect(metrics).to.match(/^staticsite_webhook_review_workers_replaced_total\{reason="deadline"\} 0$/m);
+  });
+});

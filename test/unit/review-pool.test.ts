@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { type ReplacedReason, ReviewPool, type ReviewPoolOptions } from '../../webhook/isolation/review-pool.ts';
+
+const script = (name: string) => new URL(`../fixtures/review-workers/${name}`, import.meta.url);
+
+function pool(overrides: Partial<ReviewPoolOptions> = {}) {
+  const replaced: ReplacedReason[] = [];
+  const lengths: number[] = [];
+  const lines: string[] = [];
+  const reviews = new ReviewPool({
+    workers: 2,
+    deadlineMs: 1_000,
+    queueTimeoutMs: 1_000,
+    resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
+    workerData: { baseDomain: 'example.com', limits: {} },
+    logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
+    observer: { replaced: (reason) => replaced.push(reason), queueLength: (n) => lengths.push(n) },
+    script: script('scripted.ts'),
+    ...overrides,
+  });
+  return { reviews, replaced, lengths, lines };
+}
+
+const task = (command: string) => ({
+  path: '/validate' as const,
+  contentType: 'application/json',
+  body: Buffer.from(command),
+});
+
+describe('webhook: the review pool (scripted workers)', function () {
+  this.timeout(20_000);
+
+  it('answers in order of arrival with every worker busy, and hands each body over whole', async () => {
+    const { reviews, lengths } = pool();
+    await reviews.start();
+    try {
+      const answers = await Promise.all(
+        ['sleep:50', 'sleep:50', 'answer', 'answer'].map((c) => reviews.evaluate(task(c))),
+      );
+      expect(answers.map((a) => (a.kind === 'review' ? a.text : a.kind))).to.deep.equal([
+        'sleep:50',
+        'sleep:50',
+        'answer',
+        'answer',
+      ]);
+      expect(Math.max(...lengths)).to.equal(2);
+      expect(lengths.at(-1)).to.equal(0);
+    } finally {
+      await reviews.close();
+    }
+  });
+
+  it('a worker that exits mid-review: that review is a 500 denial in its own words, the worker replaced', async () => {
+    const { reviews, replaced, lines } = pool();
+    await reviews.start();
+    try {
+      const answer = await reviews.evaluate(task('exit'));
+      expect(answer.kind).to.equal('review');
+      if (answer.kind !== 'review') return;
+      const review = JSON.parse(answer.text);
+      expect(review.response).to.deep.include({ allowed: false });
+      expect(review.response.uid).to.match(/^uid-\d+$/);
+      expect(review.response.status).to.include({
+        code: 500,
+        reason: 'InternalError',
+        message: 'internal error: the review worker stopped; see the webhook log',
+      });
+      expect(replaced).to.deep.equal(['exit']);
+      expect(lines.join('\n')).to.include('a review worker stopped: it is replaced');
+      expect((await reviews.evaluate(task('answer'))).kind).to.equal('review');
+    } finally {
+      await reviews.close();
+    }
+  });
+
+  it('a review waiting past the queue timeout gets a 503 naming the busy workers; the queue does not grow', async () => {
+    const { reviews } = pool({ workers: 1, queueTimeoutMs: 100, deadlineMs: 5_000 });
+    await reviews.start();
+    try {
+      const busy = reviews.evaluate(task('sleep:400'));
+      const waiting = await reviews.evaluate(task('answer'));
+      expect(waiting).to.deep.equal({
+        kind: 'failed',
+        code: 503,
+        message: "the webhook's 1 review workers were busy for 100 ms; retry",
+      });
+      expect((await busy).kind).to.equal('review');
+    } finally {
+      await reviews.close();
+    }
+  });
+
+  it('a worker that cannot start fails the start, naming its script and error', async () => {
+    const { reviews } = pool({ script: script('broken.ts') });
+    try {
+      await reviews.start();
+      expect.fail('start resolved');
+    } catch (error) {
+      expect((error as Error).message).to.match(/review worker .*broken\.ts did not start: this worker cannot start/);
+    } finally {
+      await reviews.close();
+    }
+  });
+
+  it('close answers what is still queued or running with 503, and later reviews too', async () => {
+    const { reviews } = pool({ workers: 1 });
+    await reviews.start();
+    const running = reviews.evaluate(task('sleep:300'));
+    const queued = reviews.evaluate(task('answer'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await reviews.close();
+    const [a, b] = await Promise.all([running, queued]);
+    expect(b).to.deep.equal({ kind: 'failed', code: 503, message: 'the webhook is shutting down' });
+    expect(a.kind === 'review' && JSON.parse(a.text).response.status.code).to.equal(503);
+    expect(await reviews.evaluate(task('answer'))).to.deep.equal({
+      kind: 'failed',
+      code: 503,
+      message: 'the webhook is shutting down',
+    });
+  });
+});
