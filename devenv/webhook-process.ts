@@ -24,6 +24,8 @@ export interface WebhookProcessOptions {
   env?: Record<string, string>;
   /** Extra flags after the ones this sets. */
   args?: string[];
+  /** Node's own flags, before the CLI (e.g. --inspect). */
+  nodeArgs?: string[];
 }
 
 /** `staticsite webhook` as a child process on loopback ports, ready when /readyz answers 200. */
@@ -45,6 +47,7 @@ export class WebhookProcess {
   static async start(options: WebhookProcessOptions): Promise<WebhookProcess> {
     const [port, metricsPort] = [await freePort(), await freePort()];
     const args = [
+      ...(options.nodeArgs ?? []),
       options.cli ?? builtCli(),
       'webhook',
       `--cert-dir=${options.certDir}`,

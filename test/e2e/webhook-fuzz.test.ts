@@ -9,6 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
+import { type Json, mutations, random } from '../../devenv/fuzz/mutations.ts';
 import { ReviewClient } from '../../devenv/review-client.ts';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
@@ -17,90 +18,6 @@ import { peakRssMi, webhookRuntime } from '../support/webhook-manifest.ts';
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
 const CASES = Number(process.env.FUZZ_CASES ?? 2400);
 const fixturesDir = new URL('../fixtures/', import.meta.url).pathname;
-
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-
-const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'];
-const STRINGS = [
-  '',
-  'prod',
-  'dev',
-  'BAD_host',
-  'shop.web.sites.example.com',
-  'staticsite.dev/external-record',
-  '2026-12-01T10:00:00Z',
-  'not-a-time',
-  '\u0000',
-  '\ud800',
-  'ü日本🚀',
-  '-1',
-  'a'.repeat(300),
-];
-
-function mutations(rand: () => number) {
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
-  const value = (depth = 0): Json => {
-    switch (Math.floor(rand() * (depth > 3 ? 6 : 9))) {
-      case 0:
-        return null;
-      case 1:
-        return rand() < 0.5;
-      case 2:
-        return pick([0, -1, 1, 2, 10, 11, 1.5, -0, 2 ** 53, 1e308, -1e-308, Number.MAX_SAFE_INTEGER]);
-      case 3:
-      case 4:
-        return pick(STRINGS);
-      case 5:
-        return 'z'.repeat(Math.floor(rand() * 100_000));
-      case 6:
-        return Array.from({ length: Math.floor(rand() * 4) }, () => value(depth + 1));
-      default: {
-        const o: { [k: string]: Json } = {};
-        for (let i = Math.floor(rand() * 4); i > 0; i--) {
-          Object.defineProperty(o, rand() < 0.3 ? pick(PROTO_KEYS) : pick(['a', 'name', 'spec', 'tier', 'x']), {
-            value: value(depth + 1),
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
-        }
-        return o;
-      }
-    }
-  };
-  /** Sets `v` at a random path of `root` (an existing key, a new key, or an array index). */
-  const damage = (root: Json, v: Json, depth = 0): Json => {
-    if (root === null || typeof root !== 'object' || rand() < (depth === 0 ? 0.02 : 0.3)) return v;
-    if (Array.isArray(root)) {
-      if (root.length === 0) return [v];
-      const i = Math.floor(rand() * root.length);
-      root[i] = damage(root[i] as Json, v, depth + 1);
-      return root;
-    }
-    const keys = Object.keys(root);
-    const key = keys.length > 0 && rand() < 0.8 ? pick(keys) : pick([...PROTO_KEYS, 'extra', 'metadata', 'spec']);
-    Object.defineProperty(root, key, {
-      value: damage((Object.hasOwn(root, key) ? root[key] : null) as Json, v, depth + 1),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-    return root;
-  };
-  return { pick, value, damage };
-}
 
 function fixtures(): Json[] {
   const reviews = readdirSync(`${fixturesDir}admission`)
