@@ -16,4 +16,6 @@ const report = await fuzzWebhook({
   findingsDir: new URL('./fuzz-findings/', import.meta.url).pathname,
   progress: (line) => process.stderr.write(`${line}\n`),
 });
-process.stdout.write(`${JSON.stringify({ ...report, findings: report.findings.map(({ kind, path, detail }) => ({ kind, path, detail })) }, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ ...report, findings: report.findings.map(({ kind, path, detail }) => ({ kind, path, detail })) }, null, 2)}\n`,
+);

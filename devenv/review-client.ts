@@ -6,10 +6,11 @@ import type { AdmissionResponse } from '../webhook/admission/review.ts';
 export class ReviewClient {
   private readonly transport: HttpsTransport;
 
-  constructor(url: string, caPem: string) {
+  /** `requestTimeoutMs`: a request unanswered that long fails (default: none). */
+  constructor(url: string, caPem: string, requestTimeoutMs?: number) {
     this.transport = HttpsTransport.direct(
       { server: url, tls: { ca: caPem } },
-      { clock: new SystemClock(), maxSockets: Number.POSITIVE_INFINITY },
+      { clock: new SystemClock(), maxSockets: Number.POSITIVE_INFINITY, requestTimeoutMs },
     );
   }
 

@@ -45,7 +45,10 @@ function bucket(count: number): number {
 export class CoverageClient {
   private readonly socket: WebSocket;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve(result: Record<string, unknown>): void; reject(e: Error): void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve(result: Record<string, unknown>): void; reject(e: Error): void }
+  >();
   private readonly workers = new Map<string, Target>();
   private readonly workerPending = new Map<string, Map<number, (message: CdpMessage) => void>>();
   private readonly own: Target;
@@ -95,7 +98,11 @@ export class CoverageClient {
     const params = message.params ?? {};
     if (message.method === 'NodeWorker.attachedToWorker') this.attached(String(params.sessionId));
     if (message.method === 'NodeWorker.detachedFromWorker') {
+      // A worker replaced mid-request answers nothing more: what waits on it ends now.
       const sessionId = String(params.sessionId);
+      for (const waiting of this.workerPending.get(sessionId)?.values() ?? []) {
+        waiting({ error: { message: 'the worker is gone' } });
+      }
       this.workers.delete(sessionId);
       this.workerPending.delete(sessionId);
     }

@@ -53,8 +53,19 @@ function put(o: JsonObject, key: string, value: Json): void {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-export function mutations(rand: () => number) {
+/** AFL's arithmetic mutation: a small step either way. */
+export function nudged(rand: () => number, n: number): number {
+  return n + (rand() < 0.5 ? -1 : 1) * (1 + Math.floor(rand() * 35));
+}
+
+/**
+ * `dictionary`: words the target compares input with (AFL's dictionaries; the coverage fuzzer
+ * takes the string literals of the code under test), used as strings and as keys.
+ */
+export function mutations(rand: () => number, dictionary: readonly string[] = []) {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+  const word = () => (dictionary.length > 0 && rand() < 0.6 ? pick(dictionary) : pick(STRINGS));
+  const key = () => (dictionary.length > 0 && rand() < 0.5 ? pick(dictionary) : pick(KEYS));
   const value = (depth = 0): Json => {
     switch (Math.floor(rand() * (depth > 3 ? 6 : 9))) {
       case 0:
@@ -62,10 +73,10 @@ export function mutations(rand: () => number) {
       case 1:
         return rand() < 0.5;
       case 2:
-        return pick(NUMBERS);
+        return rand() < 0.5 ? pick(NUMBERS) : Math.floor(rand() * 17);
       case 3:
       case 4:
-        return pick(STRINGS);
+        return word();
       case 5:
         return 'z'.repeat(Math.floor(rand() * 100_000));
       case 6:
@@ -73,7 +84,7 @@ export function mutations(rand: () => number) {
       default: {
         const o: JsonObject = {};
         for (let i = Math.floor(rand() * 4); i > 0; i--) {
-          put(o, rand() < 0.3 ? pick(PROTO_KEYS) : pick(KEYS), value(depth + 1));
+          put(o, rand() < 0.2 ? pick(PROTO_KEYS) : key(), value(depth + 1));
         }
         return o;
       }
@@ -89,11 +100,11 @@ export function mutations(rand: () => number) {
       return root;
     }
     const keys = Object.keys(root);
-    const key = keys.length > 0 && rand() < 0.8 ? pick(keys) : pick([...PROTO_KEYS, 'extra', 'metadata', 'spec']);
-    put(root, key, damage((Object.hasOwn(root, key) ? root[key] : null) as Json, v, depth + 1));
+    const at = keys.length > 0 && rand() < 0.8 ? pick(keys) : rand() < 0.3 ? pick(PROTO_KEYS) : key();
+    put(root, at, damage((Object.hasOwn(root, at) ? root[at] : null) as Json, v, depth + 1));
     return root;
   };
-  return { pick, value, damage };
+  return { pick, value, damage, word, key };
 }
 
 /** Every object and array in `root`, the root first. */
@@ -105,9 +116,9 @@ function containers(root: Json, out: Array<JsonObject | Json[]> = [], depth = 0)
 }
 
 /** A string changed the ways that reach other branches: cut, repeated, cased, escaped, widened. */
-function mutateString(rand: () => number, s: string): string {
+function mutateString(rand: () => number, s: string, word: () => string): string {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
-  switch (Math.floor(rand() * 8)) {
+  switch (Math.floor(rand() * 9)) {
     case 0:
       return s.slice(0, Math.floor(rand() * (s.length + 1)));
     case 1:
@@ -122,8 +133,10 @@ function mutateString(rand: () => number, s: string): string {
       return s.replace(/[a-z]/, pick(['-', 'Z', '.', '/', '']));
     case 6:
       return `${s}.${s}`;
+    case 7:
+      return `${s}${word()}`;
     default:
-      return pick(STRINGS);
+      return word();
   }
 }
 
@@ -131,8 +144,8 @@ function mutateString(rand: () => number, s: string): string {
  * One structural mutation of a parsed review, in place: a value set, a key deleted, an item
  * duplicated or dropped, a string or number changed, a subtree from `donor` spliced in.
  */
-export function mutateJson(rand: () => number, root: Json, donor: Json): Json {
-  const { pick, value, damage } = mutations(rand);
+export function mutateJson(rand: () => number, root: Json, donor: Json, dictionary: readonly string[] = []): Json {
+  const { pick, value, damage, word, key: newKey } = mutations(rand, dictionary);
   const all = containers(root);
   const target = all.length > 0 ? pick(all) : undefined;
   const roll = rand();
@@ -149,8 +162,9 @@ export function mutateJson(rand: () => number, root: Json, donor: Json): Json {
     else delete target[key];
   } else if (roll < 0.45 && key !== undefined) {
     const current = get(key);
-    if (typeof current === 'string') set(key, mutateString(rand, current));
-    else if (typeof current === 'number') set(key, pick([current + 1, current - 1, -current, current * 2 ** 32, 0.5]));
+    if (typeof current === 'string') set(key, mutateString(rand, current, word));
+    else if (typeof current === 'number')
+      set(key, rand() < 0.7 ? nudged(rand, current) : pick([-current, current * 2 ** 32, 0.5]));
     else if (typeof current === 'boolean') set(key, !current);
     else set(key, value());
   } else if (roll < 0.6 && Array.isArray(target) && target.length > 0) {
@@ -161,9 +175,9 @@ export function mutateJson(rand: () => number, root: Json, donor: Json): Json {
     const piece = pieces.length > 0 ? structuredClone(pick(pieces)) : value();
     if (key !== undefined && rand() < 0.6) set(key, piece as Json);
     else if (Array.isArray(target)) target.push(piece as Json);
-    else put(target, pick([...KEYS, ...PROTO_KEYS]), piece as Json);
+    else put(target, rand() < 0.2 ? pick(PROTO_KEYS) : newKey(), piece as Json);
   } else if (roll < 0.85 && key !== undefined) {
-    set(key, rand() < 0.5 ? [get(key)] : { [pick(KEYS)]: get(key) });
+    set(key, rand() < 0.5 ? [get(key)] : { [newKey()]: get(key) });
   } else if (key !== undefined) {
     set(key, value());
   }
@@ -186,7 +200,10 @@ export function mutateText(rand: () => number, text: string): string {
       return `${text.slice(0, end)}${text.slice(at, end)}${text.slice(end)}`;
     }
     case 4:
-      return text.replace(/:(-?\d+)([,}\]])/, `:${pick(['9223372036854775808', '-0', '1e400', '00', '1.0', '0x10'])}$2`);
+      return text.replace(
+        /:(-?\d+)([,}\]])/,
+        `:${pick(['9223372036854775808', '-0', '1e400', '00', '1.0', '0x10'])}$2`,
+      );
     default:
       return text.replace('{', '{"uid":1,"uid":2,');
   }

@@ -13,6 +13,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { packageRoot } from '../package-root.ts';
 import { freePort } from '../ports.ts';
 import { ReviewClient } from '../review-client.ts';
 import { type LoopbackCerts, loopbackCerts } from '../webhook-certs.ts';
@@ -27,7 +28,7 @@ export interface FuzzCase {
   body: string;
 }
 
-export type FindingKind = 'crash' | 'no-answer' | 'http-5xx' | 'deadline' | 'memory' | 'wrong-uid';
+export type FindingKind = 'crash' | 'no-answer' | 'slow' | 'http-5xx' | 'deadline' | 'memory' | 'wrong-uid';
 
 export interface Finding extends FuzzCase {
   kind: FindingKind;
@@ -56,12 +57,31 @@ export interface FuzzReport {
   findings: Finding[];
 }
 
+/** The API server gives our webhooks 5 s a call: an answer that takes longer is no answer to it. */
+const SLOW_MS = 5_000;
+/** A request not answered by then fails, and the process is started again. */
+const NO_ANSWER_MS = 15_000;
+
 /** The path a review goes to: its kind decides; a damaged one goes where it came from. */
 function pathOf(review: Json, fallback: FuzzPath): FuzzPath {
   const kind = review !== null && typeof review === 'object' && !Array.isArray(review) ? review.kind : undefined;
   if (kind === 'ConversionReview') return '/convert';
   if (kind === 'AdmissionReview') return fallback === '/convert' ? '/validate' : fallback;
   return fallback;
+}
+
+/** The objects a review carries: request.object and oldObject, or a conversion's objects. */
+function objectsOf(doc: Json): Json[] {
+  const request = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? doc.request : undefined;
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) return [];
+  const found: Json[] = [];
+  for (const key of ['object', 'oldObject']) {
+    const value = request[key];
+    if (value !== null && typeof value === 'object') found.push(value);
+  }
+  if (Array.isArray(request.objects))
+    for (const o of request.objects) if (o !== null && typeof o === 'object') found.push(o);
+  return found;
 }
 
 function parsed(body: string): Json | undefined {
@@ -95,7 +115,10 @@ class Target {
 
   static async start(certs: LoopbackCerts): Promise<Target> {
     const inspectPort = await freePort();
-    const webhook = await WebhookProcess.start({ certDir: certs.dir, nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+    const webhook = await WebhookProcess.start({
+      certDir: certs.dir,
+      nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`],
+    });
     const targets = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as Array<{
       webSocketDebuggerUrl: string;
     }>;
@@ -104,7 +127,7 @@ class Target {
     const coverage = await CoverageClient.connect(url, (script) => script.includes('/dist/bin/'));
     const deadline = Date.now() + 10_000;
     while (coverage.workerCount < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    return new Target(webhook, new ReviewClient(webhook.url, certs.ca.certPem), coverage);
+    return new Target(webhook, new ReviewClient(webhook.url, certs.ca.certPem, NO_ANSWER_MS), coverage);
   }
 
   async stop(): Promise<void> {
@@ -127,6 +150,38 @@ export function seedCases(files: string[]): FuzzCase[] {
   return cases;
 }
 
+/**
+ * The string literals of the code under test (the built bundle): field names, enum values, words
+ * its comparisons look for. Block coverage cannot see how close a value came to one; a dictionary
+ * gives the mutations the words to try.
+ */
+export function bundleDictionary(dir: string): string[] {
+  const words = new Set<string>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.js'))) {
+    for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/["'`]([A-Za-z][\w./:-]{1,40})["'`]/g)) {
+      words.add(match[1] as string);
+    }
+  }
+  return [...words].sort();
+}
+
+/** The keys and short strings of the seed reviews. */
+function corpusWords(cases: FuzzCase[]): string[] {
+  const words = new Set<string>();
+  const walk = (value: Json) => {
+    if (typeof value === 'string' && value.length <= 64) words.add(value);
+    if (value === null || typeof value !== 'object') return;
+    if (Array.isArray(value)) value.forEach(walk);
+    else
+      for (const [key, child] of Object.entries(value)) {
+        words.add(key);
+        walk(child);
+      }
+  };
+  for (const c of cases) walk(parsed(c.body) ?? null);
+  return [...words];
+}
+
 /** Every `.json` file directly under each directory. */
 export function jsonFilesUnder(...dirs: string[]): string[] {
   return dirs.flatMap((dir) =>
@@ -141,6 +196,7 @@ export async function fuzzWebhook(options: FuzzOptions): Promise<FuzzReport> {
   const rand = random(options.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
   const corpus = seedCases(options.seedFiles);
+  const dictionary = [...new Set([...bundleDictionary(join(packageRoot(), 'dist', 'bin')), ...corpusWords(corpus)])];
   const seen = new Set<string>();
   const statuses: Record<string, number> = {};
   const findings: Finding[] = [];
@@ -163,7 +219,12 @@ export async function fuzzWebhook(options: FuzzOptions): Promise<FuzzReport> {
     let doc = parsed(from.body);
     if (doc === undefined) return { path: from.path, body: mutateText(rand, from.body) };
     const donor = parsed(pick(corpus).body) ?? null;
-    for (let n = 1 + Math.floor(rand() * 4); n > 0; n--) doc = mutateJson(rand, doc, donor);
+    for (let n = 1 + Math.floor(rand() * 4); n > 0; n--) {
+      // Mostly inside the objects under review, where the engine works; the envelope now and then.
+      const objects = objectsOf(doc);
+      if (objects.length > 0 && rand() < 0.8) mutateJson(rand, pick(objects), donor, dictionary);
+      else doc = mutateJson(rand, doc, donor, dictionary);
+    }
     const body = JSON.stringify(doc) ?? 'null';
     return { path: pathOf(doc, from.path), body: rand() < 0.08 ? mutateText(rand, body) : body };
   };
@@ -172,6 +233,7 @@ export async function fuzzWebhook(options: FuzzOptions): Promise<FuzzReport> {
     executions++;
     let status: number;
     let text: string;
+    const sent = performance.now();
     try {
       ({ status, text } = await target.client.raw(input.path, input.body));
     } catch (error) {
@@ -181,12 +243,15 @@ export async function fuzzWebhook(options: FuzzOptions): Promise<FuzzReport> {
       target = await Target.start(certs);
       return false;
     }
+    const ms = performance.now() - sent;
+    if (ms > SLOW_MS) await found({ ...input, kind: 'slow', detail: `answered in ${ms.toFixed(0)} ms` });
     statuses[status] = (statuses[status] ?? 0) + 1;
     if (status >= 500) await found({ ...input, kind: 'http-5xx', detail: `HTTP ${status}: ${text.slice(0, 300)}` });
     const uid = uidOf(input.body);
     if (status === 200 && uid !== undefined) {
       const answered = (JSON.parse(text) as { response?: { uid?: unknown } }).response?.uid;
-      if (answered !== uid) await found({ ...input, kind: 'wrong-uid', detail: `answered ${String(answered).slice(0, 80)}` });
+      if (answered !== uid)
+        await found({ ...input, kind: 'wrong-uid', detail: `answered ${String(answered).slice(0, 80)}` });
     }
     // The review pool's own words for a review it stopped (webhook/isolation/review-pool.ts).
     if (text.includes('the webhook stopped reviewing this object after')) {
