@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../kube/clock.ts';
-import { type CertsConfig, CLOCK_SKEW_MS, DAY_MS } from './config.ts';
+import { type CertsConfig, CLOCK_SKEW_MS, DAY_MS, keySpecFor } from './config.ts';
 import { CertsError, isCertsError } from './errors.ts';
 import type { BundleInjector, InjectionResult } from './injector.ts';
 import type { CertsMetrics } from './metrics.ts';
@@ -8,7 +8,7 @@ import { bundlePem, type CertInfo, keyMatches, parseCertificate, parseCertificat
 import { caRotationReason, type LeafState, nextBundle, renewalTime, servingRenewalReason } from './plan.ts';
 import { serviceSans } from './sans.ts';
 import { CA_CRT, CA_KEY, type CertStore, type StoredCa, type StoredServing, TLS_CRT, TLS_KEY } from './store.ts';
-import { createCertificateAuthority, generateRsaKeyPem, issueCertificate } from './x509.ts';
+import { createCertificateAuthority, generateKeyPem, issueCertificate, type KeySpec } from './x509.ts';
 
 export interface BootstrapDeps {
   store: CertStore;
@@ -17,8 +17,8 @@ export interface BootstrapDeps {
   clock: Clock;
   logger: Pick<Logger, 'info' | 'warn' | 'debug'>;
   metrics?: CertsMetrics;
-  /** Makes an RSA private key (PEM). Default: Node's native generator. Tests inject pre-made keys. */
-  generateKey?: (bits: number) => Promise<string>;
+  /** Makes a private key (PEM). Default: Node's native generator. Tests inject pre-made keys. */
+  generateKey?: (spec: KeySpec) => Promise<string>;
 }
 
 export type BootstrapAction =
@@ -71,7 +71,7 @@ export async function bootstrap(config: CertsConfig, deps: BootstrapDeps): Promi
 
 async function bootstrapOnce(config: CertsConfig, deps: BootstrapDeps): Promise<BootstrapResult> {
   const { store, clock, logger } = deps;
-  const generateKey = deps.generateKey ?? generateRsaKeyPem;
+  const generateKey = deps.generateKey ?? generateKeyPem;
   const sans = serviceSans(config.service, config.namespace, config.extraSans);
   const actions: BootstrapAction[] = [];
   const [storedCa, storedServing] = await Promise.all([store.loadCa(), store.loadServing()]);
@@ -212,10 +212,10 @@ function parseServing(stored: StoredServing | undefined, store: CertStore): Pars
 async function newCa(
   config: CertsConfig,
   now: Date,
-  generateKey: (bits: number) => Promise<string>,
+  generateKey: (spec: KeySpec) => Promise<string>,
   previous: CertInfo[],
 ): Promise<CurrentCa> {
-  const keyPem = await generateKey(config.caKeyBits);
+  const keyPem = await generateKey(keySpecFor(config, 'ca'));
   const { certPem } = createCertificateAuthority({
     commonName: `${config.service.slice(0, 40)}-ca@${Math.floor(now.getTime() / 1000)}`,
     notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
@@ -232,9 +232,9 @@ async function newLeaf(
   sans: string[],
   ca: CurrentCa,
   now: Date,
-  generateKey: (bits: number) => Promise<string>,
+  generateKey: (spec: KeySpec) => Promise<string>,
 ): Promise<{ cert: CertInfo; keyPem: string }> {
-  const keyPem = await generateKey(config.servingKeyBits);
+  const keyPem = await generateKey(keySpecFor(config, 'serving'));
   const fqdn = `${config.service}.${config.namespace}.svc`;
   const notAfter = Math.min(now.getTime() + config.servingValidityDays * DAY_MS, ca.cert.notAfter.getTime());
   const { certPem } = issueCertificate({

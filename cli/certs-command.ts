@@ -10,7 +10,7 @@ export const certsUsage =
   'staticsite certs bootstrap --service NAME --namespace NS [--san X]... (--out-dir DIR | --secret NAME [--ca-secret NAME]) ' +
   '[--webhook-config [mutating/|validating/]NAME]... [--crd NAME]... [--kubeconfig F] [--watch [--check-interval 10m] [--metrics-port N] ' +
   '[--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT]] ' +
-  '[--ca-validity-days N] [--serving-validity-days N] [--ca-overlap 90d] [--rotate-ca] [--renew] [--log-level info]';
+  '[--ca-validity-days N] [--serving-validity-days N] [--ca-overlap 90d] [--key-algorithm ECDSA|RSA] [--rotate-ca] [--renew] [--log-level info]';
 
 /** What the command needs from the outside world; tests replace any of it. */
 export interface CertsCommandDeps {
@@ -20,7 +20,7 @@ export interface CertsCommandDeps {
   signal?: AbortSignal;
   /** Builds the API client. Default: kube/connect.ts (--kubeconfig, in-cluster, $KUBECONFIG, ~/.kube/config). */
   kubeApi: (kubeconfig: string | undefined) => Promise<KubeApi>;
-  generateKey?: (bits: number) => Promise<string>;
+  generateKey?: (spec: import('../certs/x509.ts').KeySpec) => Promise<string>;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -83,6 +83,7 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
       'ca-validity-days': { type: 'string' },
       'serving-validity-days': { type: 'string' },
       'ca-overlap': { type: 'string' },
+      'key-algorithm': { type: 'string' },
       'rotate-ca': { type: 'boolean', default: false },
       renew: { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'info' },
@@ -102,6 +103,7 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   }
   const {
     bootstrap,
+    KEY_ALGORITHMS,
     CertsMetrics,
     DEFAULT_CHECK_INTERVAL_MS,
     DirectoryStore,
@@ -126,8 +128,13 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   const levelProblem = logLevelProblem(values['log-level']);
   if (levelProblem) throw new UsageError(levelProblem);
 
+  const keyAlgorithm = values['key-algorithm'];
+  if (keyAlgorithm !== undefined && !KEY_ALGORITHMS.includes(keyAlgorithm as never)) {
+    throw new UsageError(`--key-algorithm must be ${KEY_ALGORITHMS.join(' or ')}, got "${keyAlgorithm}"`);
+  }
   const config = defaultConfig(values.service, values.namespace, {
     extraSans: values.san,
+    ...(keyAlgorithm !== undefined && { keyAlgorithm: keyAlgorithm as 'ECDSA' | 'RSA' }),
     ...(caValidityDays !== undefined && { caValidityDays }),
     ...(servingValidityDays !== undefined && { servingValidityDays }),
     ...(values['ca-overlap'] !== undefined && { caOverlapMs: parseDuration('--ca-overlap', values['ca-overlap']) }),

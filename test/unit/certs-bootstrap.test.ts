@@ -55,9 +55,39 @@ function one(pem: string | undefined): X509Certificate {
   return cert;
 }
 
+const KEY_USAGES = [
+  'digitalSignature',
+  'nonRepudiation',
+  'keyEncipherment',
+  'dataEncipherment',
+  'keyAgreement',
+  'keyCertSign',
+  'cRLSign',
+];
+
+/** The keyUsage extension (RFC 5280 4.2.1.3) of a certificate, read from its DER. */
+function keyUsageOf(pem: string): { critical: boolean; usages: string[] } | undefined {
+  const der = Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64').toString('binary');
+  const tbs = (forge.asn1.fromDer(der).value as forge.asn1.Asn1[])[0] as forge.asn1.Asn1;
+  const extensions = (tbs.value as forge.asn1.Asn1[]).find(
+    (f) => f.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && f.type === 3,
+  );
+  const list = ((extensions?.value ?? []) as forge.asn1.Asn1[])[0];
+  for (const ext of (list?.value ?? []) as forge.asn1.Asn1[]) {
+    const parts = ext.value as forge.asn1.Asn1[];
+    if (forge.asn1.derToOid(forge.util.createBuffer(parts[0]?.value as string)) !== '2.5.29.15') continue;
+    const critical = parts.length === 3 && (parts[1]?.value as string) === '\xff';
+    const bitString = forge.asn1.fromDer(parts.at(-1)?.value as string).value as string;
+    const bits = bitString.charCodeAt(1);
+    return { critical, usages: KEY_USAGES.filter((_, i) => (bits & (0x80 >> i)) !== 0) };
+  }
+  return undefined;
+}
+
 describe('certs: bootstrap issues as documented', () => {
-  it('uses the documented defaults: CA 5 years, serving 90 days, renew at a third left, RSA 3072/2048', () => {
+  it('uses the documented defaults: CA 5 years, serving 90 days, renew at a third left, ECDSA (RSA 3072/2048 on request)', () => {
     const config = defaultConfig('svc', 'ns');
+    expect(config.keyAlgorithm).to.equal('ECDSA');
     expect(config.caValidityDays).to.equal(1825);
     expect(config.servingValidityDays).to.equal(90);
     expect(config.renewFraction).to.equal(1 / 3);
@@ -108,12 +138,31 @@ describe('certs: bootstrap issues as documented', () => {
     expect(ca.ca).to.equal(true);
   });
 
-  it('generates keys of the documented sizes with the default generator', async function () {
-    this.timeout(30_000);
+  it('generates ECDSA P-256 keys with the default generator; the leaf may sign, not encipher', async () => {
     const { store, clock, config } = setup();
+    await bootstrap(config, { store, clock, logger: quietLogger });
+    for (const pem of [store.ca?.bundlePem, store.serving?.certPem]) {
+      const key = one(pem).publicKey;
+      expect(key.asymmetricKeyType).to.equal('ec');
+      expect(key.asymmetricKeyDetails?.namedCurve).to.equal('prime256v1');
+    }
+    expect(keyUsageOf(store.serving?.certPem ?? '')).to.deep.equal({ critical: true, usages: ['digitalSignature'] });
+    expect(keyUsageOf(store.ca?.bundlePem ?? '')).to.deep.equal({
+      critical: true,
+      usages: ['digitalSignature', 'keyCertSign', 'cRLSign'],
+    });
+  });
+
+  it('with keyAlgorithm RSA generates keys of the documented sizes', async function () {
+    this.timeout(30_000);
+    const { store, clock, config } = setup({ keyAlgorithm: 'RSA' });
     await bootstrap(config, { store, clock, logger: quietLogger });
     expect(one(store.ca?.bundlePem).publicKey.asymmetricKeyDetails?.modulusLength).to.equal(3072);
     expect(one(store.serving?.certPem).publicKey.asymmetricKeyDetails?.modulusLength).to.equal(2048);
+    expect(keyUsageOf(store.serving?.certPem ?? '')).to.deep.equal({
+      critical: true,
+      usages: ['digitalSignature', 'keyEncipherment'],
+    });
   });
 
   it('the chain verifies with crypto.X509Certificate and a TLS client trusting the bundle accepts the cert', async () => {
@@ -369,7 +418,6 @@ describe('certs: corrupt or inconsistent stored material gives the documented er
       commonName: 'other',
       notBefore: new Date(T0),
       validityDays: 10,
-      keyBits: 1024,
     });
     const error = await failure((s) => {
       if (s.ca) s.ca.keyPem = other.keyPem;
@@ -387,7 +435,6 @@ describe('certs: corrupt or inconsistent stored material gives the documented er
       commonName: 'other',
       notBefore: new Date(T0),
       validityDays: 10,
-      keyBits: 1024,
     });
     if (store.serving) store.serving.keyPem = other.keyPem;
     const result = await run();
