@@ -3,13 +3,13 @@ import type { DestinationStream } from 'pino';
 import type { CertStore } from '../certs/index.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import type { Clock } from '../kube/clock.ts';
-import { OBSERVABILITY_OPTIONS, observabilityAddresses } from './observability-flags.ts';
+import { metricsSecureFlag, OBSERVABILITY_OPTIONS, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const certsUsage =
   'staticsite certs bootstrap --service NAME --namespace NS [--san X]... (--out-dir DIR | --secret NAME [--ca-secret NAME]) ' +
   '[--webhook-config [mutating/|validating/]NAME]... [--crd NAME]... [--kubeconfig F] [--watch [--check-interval 10m] [--metrics-port N] ' +
-  '[--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT]] ' +
+  '[--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false]] ' +
   '[--ca-validity-days N] [--serving-validity-days N] [--ca-overlap 90d] [--key-algorithm ECDSA|RSA] [--rotate-ca] [--renew] [--log-level info]';
 
 /** What the command needs from the outside world; tests replace any of it. */
@@ -127,6 +127,7 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   }
   const levelProblem = logLevelProblem(values['log-level']);
   if (levelProblem) throw new UsageError(levelProblem);
+  const secureMetrics = metricsSecureFlag(values['metrics-secure']);
 
   const keyAlgorithm = values['key-algorithm'];
   if (keyAlgorithm !== undefined && !KEY_ALGORITHMS.includes(keyAlgorithm as never)) {
@@ -189,7 +190,9 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
   if (served !== undefined) {
     const { startObservabilityServers } = await import('../kube/probes-server.ts');
     const addresses = observabilityAddresses(values, { port: metricsPort ?? 8080 });
-    const servers = await startObservabilityServers({ ready: [status], registry, logger }, addresses);
+    const { metricsSecurity } = await import('./metrics-security.ts');
+    const security = await metricsSecurity(secureMetrics, api ? async () => api : undefined, logger);
+    const servers = await startObservabilityServers({ ready: [status], registry, logger, security }, addresses);
     server = servers;
     logger.info(
       { event: 'status-listening', port: servers.metricsPort, probePort: servers.probePort },

@@ -6,7 +6,12 @@ import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
 import { parseRecordsFlag, type RecordsConfig } from '../controller/records/records-config.ts';
 import { type LogContext, logLevelProblem } from '../kube/process-logger.ts';
-import { OBSERVABILITY_OPTIONS, OBSERVABILITY_USAGE, observabilityAddresses } from './observability-flags.ts';
+import {
+  metricsSecureFlag,
+  OBSERVABILITY_OPTIONS,
+  OBSERVABILITY_USAGE,
+  observabilityAddresses,
+} from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const controllerUsage = `staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT --dns-zone Z --dns-tsig-key-file F [--dns-owner-id ID]] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] ${OBSERVABILITY_USAGE} [--site-image IMAGE] [--site-port 8080] [--log-level info]`;
@@ -143,12 +148,17 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
     watchDownThresholdMs: duration('watch-down-threshold', values['watch-down-threshold']),
     identity: values.identity,
   };
+  const secureMetrics = metricsSecureFlag(values['metrics-secure']);
   // Loaded only now: the client library and the controller cost seconds to import, which every
   // other `staticsite` command should not pay.
   const { createLogger } = await import('../controller/observability/logger.ts');
   const { startController } = await import('../controller/process.ts');
   const logContext: LogContext = new AsyncLocalStorage();
   const logger = createLogger(values['log-level'], logContext);
+  if (secureMetrics) {
+    const { securedBy } = await import('./metrics-security.ts');
+    options.metricsSecurity = (api) => securedBy(api, logger);
+  }
   const running = await startController(options, logger, logContext);
   const onSignal = (signal: string) => {
     logger.info({ signal }, 'shutting down');

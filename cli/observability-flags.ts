@@ -6,9 +6,21 @@ import { UsageError } from './usage.ts';
 export const OBSERVABILITY_OPTIONS = {
   'metrics-bind-address': { type: 'string' },
   'health-probe-bind-address': { type: 'string' },
+  'metrics-secure': { type: 'string' },
 } as const;
 
-export const OBSERVABILITY_USAGE = '[--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT]';
+/**
+ * `--metrics-secure`: `true` (the default, as controller-runtime's) or `false`. Secure metrics are
+ * served over HTTPS and only to a bearer the API server allows `get` on `/metrics`.
+ */
+export function metricsSecureFlag(value: string | undefined): boolean {
+  if (value === undefined || value === 'true') return true;
+  if (value === 'false') return false;
+  throw new UsageError(`--metrics-secure must be true or false, got "${value}"`);
+}
+
+export const OBSERVABILITY_USAGE =
+  '[--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false]';
 
 /**
  * Where the metrics and the probes are served. `--metrics-bind-address HOST:PORT` (or `0`: no

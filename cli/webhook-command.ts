@@ -5,11 +5,11 @@ import { createProcessLogger, logLevelProblem } from '../kube/process-logger.ts'
 import { startWebhookServer } from '../webhook/server.ts';
 import { CONNECTION_SETTINGS, REVIEW_ISOLATION } from '../webhook/server-settings.ts';
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
-import { OBSERVABILITY_OPTIONS, observabilityAddresses } from './observability-flags.ts';
+import { metricsSecureFlag, OBSERVABILITY_OPTIONS, observabilityAddresses } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const webhookUsage =
-  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s] [--review-workers 2] [--review-heap-mb 64] [--review-deadline 2s] [--log-level info]';
+  'staticsite webhook --cert-dir DIR [--port 8443] [--metrics-port 8080] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--host ADDR] [--base-domain D] [--kubeconfig F] [--shutdown-delay 5s] [--review-workers 2] [--review-heap-mb 64] [--review-deadline 2s] [--metrics-secure true|false] [--log-level info]';
 
 function port(value: string, flag: string): number {
   const n = Number(value);
@@ -72,7 +72,24 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       maxOldGenerationSizeMb: positiveCount(values['review-heap-mb'], '--review-heap-mb', 65_536),
     },
   };
+  const secureMetrics = metricsSecureFlag(values['metrics-secure']);
   const logger = createProcessLogger('staticsite-webhook', values['log-level']);
+  const cluster = hasCluster(values.kubeconfig);
+  const metricsSecurity = secureMetrics
+    ? await (await import('./metrics-security.ts')).metricsSecurity(
+        true,
+        cluster
+          ? async () => {
+              const [{ connectKubeApi }, { SystemClock }] = await Promise.all([
+                import('../kube/connect.ts'),
+                import('../kube/clock.ts'),
+              ]);
+              return connectKubeApi(values.kubeconfig, { clock: new SystemClock() });
+            }
+          : undefined,
+        logger,
+      )
+    : undefined;
   let webhook: Awaited<ReturnType<typeof startWebhookServer>>;
   try {
     webhook = await startWebhookServer({
@@ -89,7 +106,8 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       isolation,
       logger,
       // The informer loads only when there is a cluster to watch.
-      hostnames: hasCluster(values.kubeconfig)
+      metricsSecurity,
+      hostnames: cluster
         ? await (await import('../webhook/kube/hostname-informer.ts')).hostnameInformer({
             kubeconfig: values.kubeconfig,
             logger,

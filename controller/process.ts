@@ -2,7 +2,7 @@ import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
 import { loadClusterConfig } from '../kube/cluster-config.ts';
-import { type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
+import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
@@ -31,6 +31,8 @@ export interface ControllerProcessOptions {
   retryPeriodMs: number;
   /** Where /metrics (with the probes) and, optionally, the probes alone are served. */
   observability: ObservabilityAddresses;
+  /** Secure metrics (HTTPS, TokenReview + SubjectAccessReview through the controller's API); none: plain HTTP. */
+  metricsSecurity?: (api: KubeApi) => MetricsSecurity;
   baseDomain: string;
   /** The site container's image and the port it serves on. */
   image: string;
@@ -104,6 +106,7 @@ export async function startController(
         claimsNamespace: config.claimsNamespace,
         leaderElectionNamespace: config.leaderElection?.namespace,
         createClaimsNamespace: options.createClaimsNamespace ?? false,
+        secureMetrics: options.metricsSecurity !== undefined,
       }),
     // Its own clock with ref'd timers: while it waits for the API server nothing else holds the process open.
     { clock: new SystemClock({ unrefTimers: false }), logger },
@@ -139,7 +142,13 @@ export async function startController(
     config,
   );
   const servers = await startObservabilityServers(
-    { live: manager.liveness(), ready: manager.readiness(), registry: metrics.registry, logger },
+    {
+      live: manager.liveness(),
+      ready: manager.readiness(),
+      registry: metrics.registry,
+      logger,
+      security: options.metricsSecurity?.(api),
+    },
     options.observability,
   );
   const { metricsPort, probePort } = servers;

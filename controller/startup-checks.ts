@@ -11,6 +11,8 @@ import {
   LEASES,
   type ResourceType,
   SERVICES,
+  SUBJECT_ACCESS_REVIEWS,
+  TOKEN_REVIEWS,
 } from '../kube/resources.ts';
 import { LEASE_NAME } from './manager.ts';
 import type { Logger } from './observability/logger.ts';
@@ -25,6 +27,8 @@ export interface StartupNeeds {
   leaderElectionNamespace?: string;
   /** Create the claims namespace when it is missing, instead of failing. */
   createClaimsNamespace: boolean;
+  /** /metrics is authorized through the API server: TokenReviews and SubjectAccessReviews. */
+  secureMetrics?: boolean;
 }
 
 /** One permission, as a SelfSubjectAccessReview asks for it. */
@@ -71,6 +75,10 @@ export function requiredPermissions(needs: StartupNeeds): Permission[] {
       namespace: needs.claimsNamespace,
     })),
   ];
+  if (needs.secureMetrics) {
+    for (const type of [TOKEN_REVIEWS, SUBJECT_ACCESS_REVIEWS])
+      permissions.push({ verb: 'create', type, namespace: '' });
+  }
   const election = needs.leaderElectionNamespace;
   if (election !== undefined) {
     permissions.push({ verb: 'create', type: LEASES, namespace: election });
@@ -85,10 +93,8 @@ function describePermission(p: Permission): string {
   return `${p.verb} ${resource}${p.name ? ` ${p.name}` : ''} in ${p.namespace ? `namespace ${p.namespace}` : 'all namespaces'}`;
 }
 
-async function post(api: KubeApi, path: string, body: unknown, query?: Record<string, string>) {
-  const res = await api.transport.request('POST', path, { body, query });
-  if (res.status >= 200 && res.status < 300) return res.body;
-  throw new ApiError('POST', path, res.status, res.body as Partial<KubeStatus> | undefined, res.text);
+function post(api: KubeApi, path: string, body: unknown, query?: Record<string, string>): Promise<unknown> {
+  return api.post(path, body, { query });
 }
 
 /** The StaticSite API served (the CRD installed and established), as discovery shows it. */
@@ -174,7 +180,7 @@ export async function checkStartupNeeds(api: KubeApi, needs: StartupNeeds): Prom
   const missing = await missingPermissions(api, requiredPermissions(needs));
   if (missing.length > 0) {
     problems.push(
-      `this identity may not ${missing.map(describePermission).join(', ')}: grant the roles in manifests/controller/controller-rbac.yaml, or run with a kubeconfig that has them`,
+      `this identity may not ${missing.map(describePermission).join(', ')}: grant the roles in manifests/controller/controller-rbac.yaml${needs.secureMetrics ? ' and manifests/metrics-auth/metrics-auth-rbac.yaml' : ''}, or run with a kubeconfig that has them`,
     );
   }
   if (problems.length > 0) throw new StartupCheckError(problems);

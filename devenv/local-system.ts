@@ -10,6 +10,7 @@ import { eventually } from './crds.ts';
 import { BindServer } from './dns/bind.ts';
 import { ManagedProcess } from './managed-process.ts';
 import { NodeSimulator } from './node-simulator.ts';
+import { observedStatus } from './observed.ts';
 import { packageFile } from './package-root.ts';
 import { builtCli } from './webhook-process.ts';
 
@@ -30,11 +31,7 @@ function portFree(port: number): Promise<boolean> {
 }
 
 async function httpOk(url: string): Promise<boolean> {
-  try {
-    return (await fetch(url)).ok;
-  } catch {
-    return false;
-  }
+  return (await observedStatus(url)) === 200;
 }
 
 /** Where `staticsite local --dns` runs its DNS server (UDP and TCP). */
@@ -117,7 +114,7 @@ export class LocalSystem {
 
     this.certsKubeconfig = await kubeconfig('staticsite-certs');
     this.spawn('certs', [...this.certsArgs(), '--watch', `--metrics-port=${LOCAL_PORTS.certsMetrics}`]);
-    await this.waitReady('certs', `http://127.0.0.1:${LOCAL_PORTS.certsMetrics}/readyz`, () =>
+    await this.waitReady('certs', `https://127.0.0.1:${LOCAL_PORTS.certsMetrics}/readyz`, () =>
       existsSync(join(this.certDir, 'tls.crt')),
     );
     this.log(`cert bootstrapper: CA injected, serving cert in ${this.certDir}`);
@@ -132,7 +129,7 @@ export class LocalSystem {
       // Reached by URL, not through a Service: no endpoint to leave, so nothing to wait for on Ctrl-C.
       '--shutdown-delay=0s',
     ]);
-    await this.waitReady('webhook', `http://127.0.0.1:${LOCAL_PORTS.webhookMetrics}/readyz`);
+    await this.waitReady('webhook', `https://127.0.0.1:${LOCAL_PORTS.webhookMetrics}/readyz`);
     this.log(`webhook: https://127.0.0.1:${LOCAL_PORTS.webhook} (metrics :${LOCAL_PORTS.webhookMetrics})`);
 
     if (this.dns) {
@@ -188,7 +185,7 @@ export class LocalSystem {
       '--leader-elect',
       `--leader-elect-namespace=${DEFAULT_NAMESPACE}`,
     ]);
-    await this.waitReady('controller', `http://127.0.0.1:${LOCAL_PORTS.controllerMetrics}/readyz`);
+    await this.waitReady('controller', `https://127.0.0.1:${LOCAL_PORTS.controllerMetrics}/readyz`);
   }
 
   /** Stops one of the three processes (SIGTERM, graceful). */

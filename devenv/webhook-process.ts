@@ -3,6 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManagedProcess } from './managed-process.ts';
+import { observedStatus } from './observed.ts';
 import { packageRoot } from './package-root.ts';
 import { freePort } from './ports.ts';
 
@@ -33,15 +34,22 @@ export class WebhookProcess {
   readonly port: number;
   readonly metricsPort: number;
   readonly process: ManagedProcess;
+  readonly metricsScheme: 'http' | 'https';
 
-  private constructor(port: number, metricsPort: number, process: ManagedProcess) {
+  private constructor(port: number, metricsPort: number, process: ManagedProcess, metricsScheme: 'http' | 'https') {
     this.port = port;
     this.metricsPort = metricsPort;
     this.process = process;
+    this.metricsScheme = metricsScheme;
   }
 
   get url(): string {
     return `https://127.0.0.1:${this.port}`;
+  }
+
+  /** The metrics port's URL of `path`: HTTPS once the webhook has a cluster (secure metrics), else HTTP. */
+  metricsUrl(path: string): string {
+    return `${this.metricsScheme}://127.0.0.1:${this.metricsPort}${path}`;
   }
 
   static async start(options: WebhookProcessOptions): Promise<WebhookProcess> {
@@ -63,14 +71,12 @@ export class WebhookProcess {
     const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));
     const env = { ...process.env, ...options.env };
     const proc = new ManagedProcess('webhook', process.execPath, args, join(logDir, 'webhook.log'), env);
-    const webhook = new WebhookProcess(port, metricsPort, proc);
+    const secure = options.kubeconfig !== undefined && !(options.args ?? []).includes('--metrics-secure=false');
+    const webhook = new WebhookProcess(port, metricsPort, proc, secure ? 'https' : 'http');
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       if (!proc.running) throw new Error(`staticsite webhook exited. Last lines of its log:\n${await proc.tail()}`);
-      const ready = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
-        (res) => res.ok,
-        () => false,
-      );
+      const ready = (await observedStatus(webhook.metricsUrl('/readyz'))) === 200;
       if (ready) return webhook;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

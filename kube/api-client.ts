@@ -90,6 +90,11 @@ export class KubeApi {
     });
   }
 
+  /** A POST to a path of no resource type (TokenReview, SubjectAccessReview and the like). */
+  post<T>(path: string, body: unknown, options?: CallOptions & { query?: Query }): Promise<T> {
+    return this.call<T>('POST', path, body, options?.query, options);
+  }
+
   watch(type: ResourceType, namespace: string, query: Query, signal: AbortSignal): Promise<TransportStream> {
     return this.transport.stream(collectionPath(type, namespace), { ...query, watch: 1 }, signal);
   }

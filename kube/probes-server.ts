@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { BindAddress } from './bind-address.ts';
+import type { MetricsDecision } from './metrics-auth.ts';
 
 /**
  * What one check found: ok, or the reason it fails. As the API server does, the HTTP answer
@@ -123,10 +125,21 @@ export class Probes {
   }
 }
 
+/**
+ * controller-runtime's secure metrics: the server speaks HTTPS with `tls`, and `/metrics` answers
+ * only those `authorize` allows (kube/metrics-auth.ts); the probes stay open, for the kubelet.
+ */
+export interface MetricsSecurity {
+  tls: { certPem: string; keyPem: string };
+  authorize(method: string, path: string, authorization: string | undefined): Promise<MetricsDecision>;
+}
+
 export interface ProbesServerOptions extends ProbeChecks {
   /** What `/metrics` serves; none: a probes-only server (`--health-probe-bind-address`), /metrics is 404. */
   registry?: Registry;
   logger?: ProbeLogger & Pick<Logger, 'error'>;
+  /** HTTPS and authorized /metrics; none: plain HTTP, /metrics open. */
+  security?: MetricsSecurity;
 }
 
 /**
@@ -173,20 +186,33 @@ export class ProbesServer {
   private readonly server: Server;
   private readonly registry: Registry | undefined;
   private readonly logger: ProbesServerOptions['logger'];
+  private readonly security: MetricsSecurity | undefined;
 
   constructor(options: ProbesServerOptions) {
     this.probes = new Probes(options, options.logger);
     this.registry = options.registry;
     this.logger = options.logger;
-    this.server = createServer(
-      {
-        headersTimeout: PROBES_CONNECTION_SETTINGS.headersTimeoutMs,
-        requestTimeout: PROBES_CONNECTION_SETTINGS.requestTimeoutMs,
-        connectionsCheckingInterval: PROBES_CONNECTION_SETTINGS.timeoutCheckIntervalMs,
-        keepAliveTimeout: PROBES_CONNECTION_SETTINGS.keepAliveTimeoutMs,
-      },
-      (req, res) => this.handle(req, res),
-    );
+    this.security = options.security;
+    const settings = {
+      headersTimeout: PROBES_CONNECTION_SETTINGS.headersTimeoutMs,
+      requestTimeout: PROBES_CONNECTION_SETTINGS.requestTimeoutMs,
+      connectionsCheckingInterval: PROBES_CONNECTION_SETTINGS.timeoutCheckIntervalMs,
+      keepAliveTimeout: PROBES_CONNECTION_SETTINGS.keepAliveTimeoutMs,
+    };
+    const handle = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
+    const tls = options.security?.tls;
+    this.server = tls
+      ? createHttpsServer(
+          {
+            ...settings,
+            cert: tls.certPem,
+            key: tls.keyPem,
+            minVersion: 'TLSv1.2',
+            handshakeTimeout: settings.headersTimeout,
+          },
+          handle,
+        )
+      : createServer(settings, handle);
     this.server.maxConnections = PROBES_CONNECTION_SETTINGS.maxConnections;
   }
 
@@ -207,14 +233,29 @@ export class ProbesServer {
     if (answer) {
       res.writeHead(answer.status, answer.headers).end(answer.body);
     } else if (this.registry && parseRequestTarget(url)?.path === '/metrics') {
-      const registry = this.registry;
+      this.metrics(req, res, this.registry);
+    } else {
+      res.writeHead(404, HEADERS).end('404 page not found\n');
+    }
+  }
+
+  private metrics(req: IncomingMessage, res: ServerResponse, registry: Registry): void {
+    const serve = () =>
       registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
         (error: unknown) => res.writeHead(500, HEADERS).end(`${String(error)}\n`),
       );
-    } else {
-      res.writeHead(404, HEADERS).end('404 page not found\n');
+    if (!this.security) {
+      serve();
+      return;
     }
+    this.security.authorize(req.method ?? 'GET', '/metrics', req.headers.authorization).then(
+      (decision) => {
+        if (decision.allowed) serve();
+        else res.writeHead(decision.status, HEADERS).end(`${decision.message}\n`);
+      },
+      (error: unknown) => res.writeHead(500, HEADERS).end(`${String(error)}\n`),
+    );
   }
 
   /** Listens on `port` (0: any free port) and resolves with the port. */
@@ -272,7 +313,7 @@ export async function startObservabilityServers(
       result.metricsPort = await server.listen(addresses.metrics.port, addresses.metrics.host);
     }
     if (addresses.probes) {
-      const server = new ProbesServer({ ...options, registry: undefined });
+      const server = new ProbesServer({ ...options, registry: undefined, security: undefined });
       servers.push(server);
       result.probePort = await server.listen(addresses.probes.port, addresses.probes.host);
     }

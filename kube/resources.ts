@@ -37,6 +37,22 @@ export const LEASES: ResourceType = {
   namespaced: true,
 };
 
+/** What a secure metrics server asks the API server (kube/metrics-auth.ts). */
+export const TOKEN_REVIEWS: ResourceType = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  plural: 'tokenreviews',
+  kind: 'TokenReview',
+  namespaced: false,
+};
+export const SUBJECT_ACCESS_REVIEWS: ResourceType = {
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  plural: 'subjectaccessreviews',
+  kind: 'SubjectAccessReview',
+  namespaced: false,
+};
+
 export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
 export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
   group: 'admissionregistration.k8s.io',

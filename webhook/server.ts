@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
+import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { HostnameIndex } from './admission/hostname-index.ts';
 import { keepConnectionsFair } from './http/connection-fairness.ts';
 import { createWebhookListener, type Readiness } from './http/listener.ts';
@@ -39,6 +39,8 @@ export interface WebhookServerOptions {
   /** How long close() keeps serving, not ready, before it stops accepting. Default: none. */
   shutdownDelayMs?: number;
   certCheckIntervalMs?: number;
+  /** HTTPS and authorized /metrics (the CLI's --metrics-secure); none: plain HTTP. */
+  metricsSecurity?: MetricsSecurity;
   /** How reviews are isolated in worker threads; default REVIEW_ISOLATION (server-settings.ts). */
   isolation?: ReviewIsolationSettings;
 }
@@ -171,7 +173,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   // Probes answer from the first moment (/readyz?verbose says what is missing); reviews are served
   // once the StaticSite cache has synced, so the unique-hostname rule never judges from an empty cache.
   const servers = await startObservabilityServers(
-    { ready: readiness, registry: metrics.registry, logger },
+    { ready: readiness, registry: metrics.registry, logger, security: options.metricsSecurity },
     options.observability ?? { metrics: { host: options.host, port: options.metricsPort } },
   );
   const metricsPort = servers.metricsPort ?? 0;

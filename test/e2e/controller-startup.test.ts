@@ -4,12 +4,14 @@
  * within 10 s with the fix in its message; --create-claims-namespace makes the namespace; the
  * manifests' RBAC grants every permission the checks ask for (the API server answers each review).
  */
+
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { buildCrd } from '../../api/index.ts';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd } from '../../devenv/crds.ts';
+import { observedStatus } from '../../devenv/observed.ts';
 import { freePort } from '../../devenv/ports.ts';
 import { builtCli } from '../../devenv/webhook-process.ts';
 import { applyControllerRbac } from '../support/controller-harness.ts';
@@ -104,7 +106,7 @@ describe('e2e: the controller checks its start-up dependencies (built CLI, own c
     try {
       await eventually(
         'the controller ready',
-        async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+        async () => (await observedStatus(`https://127.0.0.1:${port}/readyz`)) === 200,
         30_000,
       );
       expect((await cp.admin.get(`/api/v1/namespaces/${created}`)).status).to.equal(200);
@@ -152,7 +154,7 @@ describe('e2e: the controller checks its start-up dependencies (built CLI, own c
         'the controller ready',
         async () => {
           if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
-          return (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200;
+          return (await observedStatus(`https://127.0.0.1:${port}/readyz`)) === 200;
         },
         30_000,
       );

@@ -120,6 +120,7 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
 
   async function startController(identity: string, kubeconfig: string, extra: string[] = []) {
     const c = await ControllerProcess.start({
+      controlPlane: cp,
       identity,
       kubeconfig,
       logDir,
@@ -802,6 +803,7 @@ describe('e2e: the controller limited to one namespace, under the single-namespa
     const creds = await cp.serviceAccountCredentials(OWN_NS, SA);
     const kubeconfig = await cp.writeKubeconfig('ctrl-one-ns.kubeconfig', creds, 'ctrl-one-ns');
     controller = await ControllerProcess.start({
+      controlPlane: cp,
       identity: 'one-ns',
       kubeconfig,
       logDir,

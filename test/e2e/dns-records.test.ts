@@ -32,6 +32,7 @@ describe('e2e: the controller publishes records in a real DNS server (RFC 2136 +
 
   const start = async (identity: string) => {
     controller = await ControllerProcess.start({
+      controlPlane: cp,
       identity,
       kubeconfig: cp.kubeconfigPath,
       logDir,

@@ -91,6 +91,7 @@ describe('e2e: hostname claims, on a real control plane, without the webhook', f
     kubeconfig = await cp.writeKubeconfig('claims-controller.kubeconfig', creds, 'claims-controller');
     // All namespaces, the default exclusions (kube-system, staticsite-system); claims beside the Lease.
     controller = await ControllerProcess.start({
+      controlPlane: cp,
       identity: 'claims',
       kubeconfig,
       logDir,

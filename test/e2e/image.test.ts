@@ -3,6 +3,7 @@
  * `docker run`: its CLI, its user, what it holds, and its webhook serving a real API server from
  * a read-only root. Also the site image the controller's children run, made here the same way.
  */
+
 import { readlinkSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { expect } from 'chai';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import { observedStatus } from '../../devenv/observed.ts';
 import { freePort } from '../../devenv/ports.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
 import { buildImages, docker, dockerOk, operatorImage, runCommand, SITE_IMAGE } from '../support/docker.ts';
@@ -198,7 +200,7 @@ describe('e2e: the image (npm run image, docker run)', function () {
       ]);
       await eventually(
         'the webhook container ready',
-        async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined))?.status === 200,
+        async () => (await observedStatus(`https://127.0.0.1:${metricsPort}/readyz`)) === 200,
         60_000,
       );
       const { mutating, validating } = webhookConfigurations(

@@ -4,6 +4,7 @@
  * a kubeconfig with an exec plugin goes through client-node. Who the server says we are comes from
  * a SelfSubjectReview, which every authenticated user may create.
  */
+
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { stringify } from 'yaml';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import { observedStatus } from '../../devenv/observed.ts';
 import { loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
 import { SystemClock } from '../../kube/clock.ts';
@@ -132,8 +134,7 @@ describe('e2e: API server credentials (kube/cluster-config.ts)', function () {
         env: { NODE_OPTIONS: `--import=${NO_CLIENT_NODE}` },
       });
       try {
-        const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
-        expect(ready.status).to.equal(200);
+        expect(await observedStatus(webhook.metricsUrl('/readyz?verbose'))).to.equal(200);
       } finally {
         await webhook.stop();
         await rm(certs.dir, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { eventually } from '../../devenv/crds.ts';
 import type { KubeHttp } from '../../devenv/kube-http.ts';
 import { LocalSystem } from '../../devenv/local-system.ts';
+import { metricsReaderToken, observe } from '../../devenv/observed.ts';
 
 const NS = 'drills';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
@@ -192,8 +193,9 @@ describe('e2e: the local deployment through a CA rotation', function () {
       expect(after).to.not.equal(before);
       expect(after).to.include(before.trim()); // old CA kept in the bundle during the overlap
       // The webhook reloads the new serving cert (signed by the new CA) from disk.
+      const token = await metricsReaderToken(system.controlPlane);
       await eventually('the webhook serves the new certificate', async () => {
-        const metrics = await (await fetch('http://127.0.0.1:8080/metrics')).text();
+        const metrics = (await observe('https://127.0.0.1:8080/metrics', token)).text;
         return /staticsite_webhook_certificate_reloads_total [1-9]/.test(metrics);
       });
       await new Promise((r) => setTimeout(r, 1000));

@@ -1,7 +1,8 @@
 /**
  * `--metrics-bind-address HOST:PORT` and `--health-probe-bind-address HOST:PORT` on the three
  * processes as the image runs them (the built CLI): /metrics on the first, the probes on the
- * second (and still on the first), /metrics not on the probes port.
+ * second (and still on the first), /metrics not on the probes port. A process with a cluster serves
+ * its metrics port over HTTPS, /metrics to an authorized token (test/e2e/secure-metrics.test.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,16 +12,13 @@ import { buildCrd } from '../../api/index.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd } from '../../devenv/crds.ts';
 import { ManagedProcess } from '../../devenv/managed-process.ts';
+import { metricsReaderToken, observedStatus } from '../../devenv/observed.ts';
 import { freePort } from '../../devenv/ports.ts';
 import { loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { builtCli } from '../../devenv/webhook-process.ts';
 import { testCluster } from '../support/shared.ts';
 
-const status = (url: string) =>
-  fetch(url).then(
-    (res) => res.status,
-    () => 0,
-  );
+const status = (url: string, token?: string) => observedStatus(url, token);
 
 describe('e2e: --metrics-bind-address and --health-probe-bind-address on the built CLI', function () {
   this.timeout(120_000);
@@ -34,7 +32,10 @@ describe('e2e: --metrics-bind-address and --health-probe-bind-address on the bui
   });
   after(async () => rm(dir, { recursive: true, force: true }));
 
-  async function check(name: string, args: (metrics: number, probes: number) => string[]) {
+  /** `secure`: the process has a cluster, so its metrics server is HTTPS and asks for a token. */
+  async function check(name: string, args: (metrics: number, probes: number) => string[], secure = false) {
+    const scheme = secure ? 'https' : 'http';
+    const token = secure ? await metricsReaderToken(cp) : undefined;
     const [metrics, probes] = [await freePort(), await freePort()];
     const proc = new ManagedProcess(
       name,
@@ -49,8 +50,8 @@ describe('e2e: --metrics-bind-address and --health-probe-bind-address on the bui
       );
       expect(await status(`http://127.0.0.1:${probes}/healthz`)).to.equal(200);
       expect(await status(`http://127.0.0.1:${probes}/metrics`)).to.equal(404);
-      expect(await status(`http://127.0.0.1:${metrics}/metrics`)).to.equal(200);
-      expect(await status(`http://127.0.0.1:${metrics}/readyz`)).to.equal(200);
+      expect(await status(`${scheme}://127.0.0.1:${metrics}/metrics`, token)).to.equal(200);
+      expect(await status(`${scheme}://127.0.0.1:${metrics}/readyz`)).to.equal(200);
     } finally {
       await proc.stop();
     }
@@ -86,13 +87,17 @@ describe('e2e: --metrics-bind-address and --health-probe-bind-address on the bui
   });
 
   it('the controller', async () => {
-    await check('controller', (metrics, probes) => [
+    await check(
       'controller',
-      `--kubeconfig=${cp.kubeconfigPath}`,
-      '--namespace=observability-flags',
-      `--records-dir=${join(dir, 'records')}`,
-      `--metrics-bind-address=127.0.0.1:${metrics}`,
-      `--health-probe-bind-address=127.0.0.1:${probes}`,
-    ]);
+      (metrics, probes) => [
+        'controller',
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        '--namespace=observability-flags',
+        `--records-dir=${join(dir, 'records')}`,
+        `--metrics-bind-address=127.0.0.1:${metrics}`,
+        `--health-probe-bind-address=127.0.0.1:${probes}`,
+      ],
+      true,
+    );
   });
 });

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { parse, stringify } from 'yaml';
 import { eventually } from '../../devenv/crds.ts';
 import { LOCAL_PORTS, LocalSystem } from '../../devenv/local-system.ts';
+import { metricsReaderToken } from '../../devenv/observed.ts';
 import { freePort } from '../../devenv/ports.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -20,6 +21,15 @@ interface RuleGroup {
 function ruleGroups(): RuleGroup[] {
   const rule = parse(readFileSync(`${repoRoot}manifests/prometheus/prometheus-rule.yaml`, 'utf8'));
   return rule.spec.groups as RuleGroup[];
+}
+
+/** The ServiceMonitor's one endpoint, as the Prometheus Operator turns it into a scrape config. */
+function serviceMonitorEndpoint(): {
+  scheme: string;
+  bearerTokenFile?: string;
+  tlsConfig?: { insecureSkipVerify?: boolean };
+} {
+  return parse(readFileSync(`${repoRoot}manifests/prometheus/service-monitor.yaml`, 'utf8')).spec.endpoints[0];
 }
 
 function dashboardExpressions(): string[] {
@@ -103,6 +113,14 @@ describe("e2e: monitoring (manifests/prometheus) with Debian's promtool and a re
     }
   });
 
+  it('the ServiceMonitor scrapes secure metrics: HTTPS, the service account token', () => {
+    expect(serviceMonitorEndpoint()).to.deep.include({
+      scheme: 'https',
+      bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+      tlsConfig: { insecureSkipVerify: true },
+    });
+  });
+
   describe('a real Prometheus scraping the local system', () => {
     const system = new LocalSystem();
     let prometheus: ChildProcess | undefined;
@@ -125,6 +143,9 @@ describe("e2e: monitoring (manifests/prometheus) with Debian's promtool and a re
       });
       expect(created.status, created.text).to.equal(201);
       port = await freePort();
+      // Secure metrics, scraped as the ServiceMonitor scrapes them: HTTPS without verifying the
+      // processes' self-signed certificates, a token bound to staticsite-metrics-reader.
+      await writeFile(join(dir, 'token'), await metricsReaderToken(system.controlPlane), { mode: 0o600 });
       // The job names are those the ServiceMonitor gives (the Services' names), as the rules and the dashboard expect.
       await writeFile(
         join(dir, 'prometheus.yml'),
@@ -133,6 +154,10 @@ describe("e2e: monitoring (manifests/prometheus) with Debian's promtool and a re
           rule_files: [join(dir, 'rules.yaml')],
           scrape_configs: Object.entries(jobs).map(([job, target]) => ({
             job_name: job,
+            // The ServiceMonitor's endpoint settings, as the Operator writes them into the config.
+            scheme: serviceMonitorEndpoint().scheme,
+            authorization: { credentials_file: join(dir, 'token') },
+            tls_config: { insecure_skip_verify: serviceMonitorEndpoint().tlsConfig?.insecureSkipVerify ?? false },
             static_configs: [{ targets: [`127.0.0.1:${target}`] }],
           })),
         }),

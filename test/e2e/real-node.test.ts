@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
+import { metricsReaderToken, observe } from '../../devenv/observed.ts';
 import { packageFile } from '../../devenv/package-root.ts';
 import { defaultRouteAddress, getOnce, RealNode, realNodeImages } from '../../devenv/real-node.ts';
 import { buildImages, operatorImage } from '../support/docker.ts';
@@ -362,8 +363,9 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
         }>(`/api/v1/namespaces/${SYSTEM}/pods?labelSelector=app.kubernetes.io/name=staticsite-webhook`);
         return pods.body.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.status.podIP ?? '');
       };
+      const token = await metricsReaderToken(cp);
       const reloads = async (ip: string) => {
-        const text = await (await fetch(`http://${ip}:8080/metrics`)).text();
+        const { text } = await observe(`https://${ip}:8080/metrics`, token);
         return Number(/^staticsite_webhook_certificate_reloads_total (\d+)/m.exec(text)?.[1] ?? 'NaN');
       };
       const ips = await webhookPods();

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import type { KubeCredentials } from '../../devenv/kube-http.ts';
 import { ManagedProcess } from '../../devenv/managed-process.ts';
+import { metricsReaderToken, observe, observedStatus } from '../../devenv/observed.ts';
 import { freePort } from '../../devenv/ports.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -12,13 +13,16 @@ const repoRoot = new URL('../../', import.meta.url).pathname;
  * `namespace` (the ServiceAccount and the leader-election Role live there).
  */
 export async function applyControllerRbac(cp: ControlPlane, namespace: string): Promise<void> {
-  const text = await readFile(join(repoRoot, 'manifests/controller/controller-rbac.yaml'), 'utf8');
   await cp.ensureNamespace(namespace);
-  const result = await cp.kubectl(
-    ['apply', '-f', '-'],
-    text.replaceAll('namespace: staticsite-system', `namespace: ${namespace}`),
-  );
-  if (result.code !== 0) throw new Error(`kubectl apply controller RBAC: ${result.stderr}`);
+  // Its own rights, and those its secure metrics server needs (TokenReview, SubjectAccessReview).
+  for (const file of ['manifests/controller/controller-rbac.yaml', 'manifests/metrics-auth/metrics-auth-rbac.yaml']) {
+    const text = await readFile(join(repoRoot, file), 'utf8');
+    const result = await cp.kubectl(
+      ['apply', '-f', '-'],
+      text.replaceAll('namespace: staticsite-system', `namespace: ${namespace}`),
+    );
+    if (result.code !== 0) throw new Error(`kubectl apply ${file}: ${result.stderr}`);
+  }
 }
 
 /** `staticsite controller` as a child process, with its probes and metrics at hand. */
@@ -26,14 +30,19 @@ export class ControllerProcess {
   readonly identity: string;
   readonly metricsPort: number;
   readonly process: ManagedProcess;
+  /** A token that may read /metrics (secure metrics, the default). */
+  private readonly metricsToken: string;
 
-  private constructor(identity: string, metricsPort: number, proc: ManagedProcess) {
+  private constructor(identity: string, metricsPort: number, proc: ManagedProcess, metricsToken: string) {
     this.identity = identity;
     this.metricsPort = metricsPort;
     this.process = proc;
+    this.metricsToken = metricsToken;
   }
 
   static async start(options: {
+    /** Where the scraper's token for /metrics comes from. */
+    controlPlane: ControlPlane;
     identity: string;
     kubeconfig: string;
     logDir: string;
@@ -60,19 +69,17 @@ export class ControllerProcess {
       ],
       join(options.logDir, `controller-${options.identity}.log`),
     );
-    return new ControllerProcess(options.identity, port, proc);
+    return new ControllerProcess(options.identity, port, proc, await metricsReaderToken(options.controlPlane));
   }
 
-  async probe(path: '/readyz' | '/healthz'): Promise<number> {
-    try {
-      return (await fetch(`http://127.0.0.1:${this.metricsPort}${path}`)).status;
-    } catch {
-      return 0;
-    }
+  probe(path: '/readyz' | '/healthz'): Promise<number> {
+    return observedStatus(`https://127.0.0.1:${this.metricsPort}${path}`);
   }
 
   async metricsText(): Promise<string> {
-    return (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
+    const { status, text } = await observe(`https://127.0.0.1:${this.metricsPort}/metrics`, this.metricsToken);
+    if (status !== 200) throw new Error(`GET /metrics: HTTP ${status}: ${text.slice(0, 200)}`);
+    return text;
   }
 
   /** The sum of a metric's samples whose labels include all of `labels`. */
