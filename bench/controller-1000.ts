@@ -74,7 +74,7 @@ try {
   const creds = await cp.serviceAccountCredentials(SYS, 'staticsite-controller');
   const kubeconfig = await cp.writeKubeconfig('bench-controller.kubeconfig', creds, 'staticsite-controller');
   controller = await ControllerProcess.start({
-      controlPlane: cp,
+    controlPlane: cp,
     identity: 'bench',
     cli: builtCli(),
     kubeconfig,

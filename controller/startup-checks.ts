@@ -2,7 +2,6 @@ import { STATICSITES } from '../api/index.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import { ApiError, errorMessage, isNotFound } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
-import type { KubeStatus } from '../kube/objects.ts';
 import {
   apiVersionOf,
   CONFIGMAPS,

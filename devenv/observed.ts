@@ -51,8 +51,10 @@ export async function observedStatus(url: string, token?: string): Promise<numbe
 const SCRAPER = { namespace: 'kube-system', name: 'staticsite-metrics-scraper' };
 
 /**
- * A token of a service account bound to the manifests' staticsite-metrics-reader ClusterRole (the
- * role applied from manifests/metrics-auth), as Prometheus would present one.
+ * A token of a service account bound to the rules of the manifests' staticsite-metrics-reader
+ * ClusterRole (manifests/metrics-auth), as Prometheus would present one. The role is created under
+ * a name of its own, so a test cluster that later installs the manifests or the chart finds no
+ * object of theirs already there.
  */
 export async function metricsReaderToken(cp: ControlPlane): Promise<string> {
   const file = readFileSync(join(packageRoot(), 'manifests', 'metrics-auth', 'metrics-auth-rbac.yaml'), 'utf8');
@@ -60,6 +62,7 @@ export async function metricsReaderToken(cp: ControlPlane): Promise<string> {
     .map((d) => d.toJS() as { kind: string; metadata: { name: string } })
     .find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'staticsite-metrics-reader');
   if (!role) throw new Error('manifests/metrics-auth has no staticsite-metrics-reader ClusterRole');
+  role.metadata = { name: `${SCRAPER.name}-reader` };
   const put = await cp.admin.put(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${role.metadata.name}`, role);
   if (put.status === 404) {
     const created = await cp.admin.post('/apis/rbac.authorization.k8s.io/v1/clusterroles', role);

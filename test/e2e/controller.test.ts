@@ -10,7 +10,12 @@ import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import type { NodeSimulator } from '../../devenv/node-simulator.ts';
 import { CONTROLLER_RUNTIME_DASHBOARD, samples } from '../fixtures/controller-runtime-dashboard.ts';
 import { ApiProxy } from '../support/controller-api-proxy.ts';
-import { applyControllerRbac, ControllerProcess, credentialsVia } from '../support/controller-harness.ts';
+import {
+  applyControllerRbac,
+  ControllerProcess,
+  credentialsVia,
+  removeControllerRbac,
+} from '../support/controller-harness.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'ctrl-e2e';
@@ -182,7 +187,7 @@ describe('e2e: the StaticSite controller, as its own ServiceAccount on a real co
     await proxy?.stop();
     await cp?.admin.delete(`/api/v1/namespaces/${NS}`);
     await uninstallCrd(cp.admin, CRD_NAME);
-    await cp.kubectl(['delete', 'clusterrole,clusterrolebinding', SA, '--ignore-not-found']);
+    await removeControllerRbac(cp, SYS);
     await rm(recordsDir, { recursive: true, force: true });
     if (!process.env.KEEP_CONTROLLER_LOGS) await rm(logDir, { recursive: true, force: true });
     else process.stderr.write(`controller logs: ${logDir}\n`);
@@ -756,6 +761,12 @@ describe('e2e: the controller limited to one namespace, under the single-namespa
       }
     }
     for (const ns of [SITES_NS, OTHER_NS, OWN_NS]) await cp.admin.delete(`/api/v1/namespaces/${ns}`);
+    await cp.kubectl([
+      'delete',
+      '--ignore-not-found',
+      'clusterrolebinding/staticsite-controller-metrics-auth',
+      'clusterrole/staticsite-metrics-auth',
+    ]);
     await uninstallCrd(cp.admin, CRD_NAME);
     await rm(recordsDir, { recursive: true, force: true });
     if (!process.env.KEEP_CONTROLLER_LOGS) await rm(logDir, { recursive: true, force: true });
@@ -766,12 +777,25 @@ describe('e2e: the controller limited to one namespace, under the single-namespa
     const built = await cp.kubectl(['kustomize', `${repoRoot}manifests/overlays/single-namespace`]);
     expect(built.code, built.stderr).to.equal(0);
     const docs = parseAllDocuments(built.stdout).map((d) => d.toJS() as Doc);
+    const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
     const controllerDocs = docs.filter(
-      (d) =>
-        d.metadata.name.startsWith('staticsite-controller') &&
-        ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].includes(d.kind),
+      (d) => d.metadata.name.startsWith('staticsite-controller') && rbacKinds.includes(d.kind),
     );
-    expect(controllerDocs.map((d) => d.kind)).not.to.include.oneOf(['ClusterRole', 'ClusterRoleBinding']);
+    // The one cluster-wide grant: the reviews its secure metrics server asks for, nothing else.
+    const clusterWide = controllerDocs.filter((d) => d.kind.startsWith('Cluster'));
+    expect(clusterWide.map((d) => `${d.kind}/${d.metadata.name}`)).to.deep.equal([
+      'ClusterRoleBinding/staticsite-controller-metrics-auth',
+    ]);
+    const metricsAuth = docs.find(
+      (d) => d.kind === 'ClusterRole' && d.metadata.name === 'staticsite-metrics-auth',
+    ) as Doc & {
+      rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+    };
+    expect(metricsAuth.rules).to.deep.equal([
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ]);
+    controllerDocs.push(metricsAuth);
     // Every grant to the controller's ServiceAccount, as built, moved to this test's namespaces.
     const moved = controllerDocs.map((d) => {
       const text = JSON.stringify(d)

@@ -12,7 +12,7 @@ import { SystemClock } from '../../kube/clock.ts';
 import { loadClusterConfig } from '../../kube/cluster-config.ts';
 import type { Lease as KubeLease } from '../../kube/objects.ts';
 import { HttpsTransport } from '../../kube/transport.ts';
-import { applyControllerRbac, ControllerProcess } from '../support/controller-harness.ts';
+import { applyControllerRbac, ControllerProcess, removeControllerRbac } from '../support/controller-harness.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'claims-e2e';
@@ -123,7 +123,7 @@ describe('e2e: hostname claims, on a real control plane, without the webhook', f
     await cp?.admin.delete(`/api/v1/namespaces/${NS}`);
     await cp?.admin.delete(`/api/v1/namespaces/${SYS}`);
     await uninstallCrd(cp.admin, CRD_NAME);
-    await cp.kubectl(['delete', 'clusterrole,clusterrolebinding', SA, '--ignore-not-found']);
+    await removeControllerRbac(cp, SYS);
     await rm(recordsDir, { recursive: true, force: true });
     if (!process.env.KEEP_CONTROLLER_LOGS) await rm(logDir, { recursive: true, force: true });
     else process.stderr.write(`controller logs: ${logDir}\n`);

@@ -8,20 +8,30 @@ import { freePort } from '../../devenv/ports.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 
+const RBAC_FILES = ['manifests/controller/controller-rbac.yaml', 'manifests/metrics-auth/metrics-auth-rbac.yaml'];
+
+async function rbacText(file: string, namespace: string): Promise<string> {
+  const text = await readFile(join(repoRoot, file), 'utf8');
+  return text.replaceAll('namespace: staticsite-system', `namespace: ${namespace}`);
+}
+
 /**
  * Applies manifests/controller/controller-rbac.yaml with the real kubectl, its namespace moved to
- * `namespace` (the ServiceAccount and the leader-election Role live there).
+ * `namespace` (the ServiceAccount and the leader-election Role live there), and the ClusterRoles of
+ * manifests/metrics-auth its secure metrics server needs. removeControllerRbac takes the
+ * cluster-wide ones away again (the test cluster is shared).
  */
 export async function applyControllerRbac(cp: ControlPlane, namespace: string): Promise<void> {
   await cp.ensureNamespace(namespace);
-  // Its own rights, and those its secure metrics server needs (TokenReview, SubjectAccessReview).
-  for (const file of ['manifests/controller/controller-rbac.yaml', 'manifests/metrics-auth/metrics-auth-rbac.yaml']) {
-    const text = await readFile(join(repoRoot, file), 'utf8');
-    const result = await cp.kubectl(
-      ['apply', '-f', '-'],
-      text.replaceAll('namespace: staticsite-system', `namespace: ${namespace}`),
-    );
+  for (const file of RBAC_FILES) {
+    const result = await cp.kubectl(['apply', '-f', '-'], await rbacText(file, namespace));
     if (result.code !== 0) throw new Error(`kubectl apply ${file}: ${result.stderr}`);
+  }
+}
+
+export async function removeControllerRbac(cp: ControlPlane, namespace: string): Promise<void> {
+  for (const file of RBAC_FILES) {
+    await cp.kubectl(['delete', '--ignore-not-found', '-f', '-'], await rbacText(file, namespace));
   }
 }
 

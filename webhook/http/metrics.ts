@@ -55,15 +55,6 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
 
-  constructor() {
-    // As controller-runtime's InstrumentedHook: the 200 and 500 series exist from the start.
-    for (const webhook of ['/mutate', '/validate', '/convert']) {
-      for (const code of ['200', '500']) this.runtimeRequests.inc({ webhook, code }, 0);
-      this.runtimeInFlight.set({ webhook }, 0);
-    }
-    for (const reason of ['deadline', 'memory', 'exit']) this.workersReplaced.inc({ reason }, 0);
-  }
-
   readonly workersReplaced = new Counter({
     name: 'staticsite_webhook_review_workers_replaced_total',
     help: 'Review workers replaced: after a review overran its deadline, ran out of its heap, or the worker exited.',
@@ -81,4 +72,13 @@ export class WebhookMetrics {
     help: 'Serving certificates loaded from the cert dir after start.',
     registers: [this.registry],
   });
+
+  constructor() {
+    // As controller-runtime's InstrumentedHook: the 200 and 500 series exist from the start.
+    for (const webhook of ['/mutate', '/validate', '/convert']) {
+      for (const code of ['200', '500']) this.runtimeRequests.inc({ webhook, code }, 0);
+      this.runtimeInFlight.set({ webhook }, 0);
+    }
+    for (const reason of ['deadline', 'memory', 'exit']) this.workersReplaced.inc({ reason }, 0);
+  }
 }
