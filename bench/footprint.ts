@@ -7,6 +7,7 @@
  * - the bare server: RSS after the same 100,000 requests from the same client;
  * - cert bootstrapper (`certs bootstrap --secret`, a first bootstrap): CPU and peak RSS of the run;
  * - controller (`controller --kubeconfig`, no sites): CPU from spawn to /readyz, RSS then.
+ * Probes are read over HTTPS: with a cluster, each process serves its metrics port so by default.
  * Rounds alternate the processes. Run: npm run build && npm run bench:footprint -- [rounds]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -97,6 +98,18 @@ async function load(url: string, body: string, count: number, ca: string): Promi
   return Math.round(count / ((performance.now() - started) / 1000));
 }
 
+/** `/readyz` on a probes port, served over HTTPS with its self-signed certificate (secure metrics, the default). */
+function ready(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(`https://127.0.0.1:${port}/readyz`, { rejectUnauthorized: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+    });
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -171,7 +184,7 @@ try {
       const url = `https://127.0.0.1:${port}/validate`;
       await until('webhook answers a review', async () => (await load(url, review, 1, certs.ca.certPem)) > 0, child);
       webhook.toFirstReviewCpu.push(cpuSeconds(pid));
-      await until('webhook ready', async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, child);
+      await until('webhook ready', () => ready(metricsPort), child);
       webhook.readyRss.push(memoryMb(pid).rss);
       await measureLoaded(webhook, pid, () => load(url, review, REVIEWS, certs.ca.certPem));
       await stop(child);
@@ -223,8 +236,9 @@ try {
         `--kubeconfig=${cp.kubeconfigPath}`,
         `--metrics-port=${metricsPort}`,
         `--records-dir=${records}`,
+        '--create-claims-namespace',
       ]);
-      await until('controller ready', async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).ok, child);
+      await until('controller ready', () => ready(metricsPort), child);
       controller.toReadyCpu.push(cpuSeconds(child.pid as number));
       controller.readyRss.push(memoryMb(child.pid as number).rss);
       await stop(child);

@@ -75,6 +75,16 @@ export class CoverageClient {
     return client;
   }
 
+  /** Connects to the process whose inspector listens on 127.0.0.1:`port`. */
+  static async attach(port: number, include: (scriptUrl: string) => boolean): Promise<CoverageClient> {
+    const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
+      webSocketDebuggerUrl?: string;
+    }>;
+    const url = targets[0]?.webSocketDebuggerUrl;
+    if (url === undefined) throw new Error(`no inspector target on port ${port}`);
+    return CoverageClient.connect(url, include);
+  }
+
   private async startCoverage(target: Target): Promise<void> {
     await target.send('Profiler.enable');
     await target.send('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
