@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { buildCrd, type CustomResourceDefinition } from '../../api/index.ts';
 import { type CelEnvironment, type CompiledCrdVersion, compileCrdVersion } from '../../crd/index.ts';
 import { InputError, parseDocuments, readText, type ValidateIO } from './documents.ts';
@@ -14,7 +15,7 @@ const isCrd = (d: unknown): d is CustomResourceDefinition =>
 /**
  * The CRDs objects are admitted with, by group and kind: the StaticSite CRD built in, then every
  * CustomResourceDefinition in the --crd files and directories (a later one replaces an earlier one
- * of the same group and kind). Each version compiles once, on first use.
+ * of the same group and kind; files of a directory without any are skipped with a note). Each version compiles once, on first use.
  */
 export class SchemaSet {
   private readonly byGroupKind = new Map<string, CustomResourceDefinition>();
@@ -34,10 +35,16 @@ export class SchemaSet {
   ): Promise<SchemaSet> {
     const set = new SchemaSet(options.environment, options.version);
     set.add(buildCrd());
-    for (const file of await expandPaths(crdPaths)) {
-      const crds = (await parseDocuments(await readText(file, io), file)).filter(isCrd);
-      if (crds.length === 0) throw new InputError(`${file}: no CustomResourceDefinition in the file`);
-      for (const crd of crds) set.add(crd);
+    for (const path of crdPaths) {
+      // A folder of CRDs often holds other manifests too (Gateway API ships an admission policy beside
+      // its CRDs): a file found there without a CRD is skipped with a note; a file named is an error.
+      const named = path === '-' || !(await stat(path).catch(() => undefined))?.isDirectory();
+      for (const file of await expandPaths([path])) {
+        const crds = (await parseDocuments(await readText(file, io), file)).filter(isCrd);
+        if (crds.length === 0 && named) throw new InputError(`${file}: no CustomResourceDefinition in the file`);
+        if (crds.length === 0) io.stderr(`staticsite validate: note: ${file}: no CustomResourceDefinition, skipped\n`);
+        for (const crd of crds) set.add(crd);
+      }
     }
     return set;
   }

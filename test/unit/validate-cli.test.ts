@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -247,6 +247,21 @@ describe('cli: staticsite validate', () => {
       expect(r.stderr).to.equal(
         `staticsite validate: ${file('not-a-crd.yaml')}: no CustomResourceDefinition in the file\n`,
       );
+    });
+
+    it('a --crd directory with a file without a CRD: the file is skipped with a note, the CRDs are used', async () => {
+      const crds = file('crds-and-policy');
+      await mkdir(crds);
+      await writeFile(
+        join(crds, 'a-policy.yaml'),
+        'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n',
+      );
+      await writeFile(join(crds, 'crd.yaml'), stringify(buildCrd({ withoutCelRules: true })));
+      const r = await cli(['validate', '--crd', crds, file('good.yaml')]);
+      expect(r.stderr).to.equal(
+        `staticsite validate: note: ${join(crds, 'a-policy.yaml')}: no CustomResourceDefinition, skipped\n`,
+      );
+      expect(r.code).to.equal(0);
     });
 
     it('a version the CRD does not have', async () => {
