@@ -26,6 +26,9 @@ export interface CustomResourceDefinitionVersion {
   name: string;
   served: boolean;
   storage: boolean;
+  /** Requests for this version get a deprecation warning (deprecationWarning, or the API server's default). */
+  deprecated?: boolean;
+  deprecationWarning?: string;
   schema: { openAPIV3Schema: JSONSchemaProps };
   subresources?: {
     status?: Record<string, never>;

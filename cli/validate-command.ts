@@ -123,7 +123,8 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
           label,
           status: result.allowed ? 'valid' : 'invalid',
           message: result.allowed ? '' : result.message,
-          warnings: result.warnings,
+          // The API server warns of a deprecated version before anything else of the request.
+          warnings: [...version.deprecationWarnings, ...result.warnings],
           result,
         });
       }

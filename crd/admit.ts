@@ -13,6 +13,7 @@ import { goQuote } from './apimachinery/go-format.ts';
 import { isJsonObject, type JsonObject } from './apimachinery/json-value.ts';
 import type { CompiledCrdVersion } from './compile.ts';
 import { type Decoded, DecodeFailure, decode } from './schema/decode.ts';
+import { applyDefaults } from './schema/defaulting.ts';
 import { finalizerWarnings } from './schema/objectmeta-validate.ts';
 import { generateName, metadataOf, placeInNamespace, prepare } from './schema/prepare.ts';
 import { validate } from './schema/strategy-validate.ts';
@@ -121,5 +122,8 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
   const finalizers = (metadataOf(object).finalizers as string[] | undefined) ?? [];
   const oldFinalizers = new Set((oldObject && (metadataOf(oldObject).finalizers as string[] | undefined)) ?? []);
   append(warnings, finalizerWarnings(finalizers.filter((f) => !oldFinalizers.has(f))));
+  // The object answered is the one read back from storage, whose decoding defaults again: what
+  // prepare dropped (a status the subresource resets) gets its schema default.
+  if (kind === target.kind) applyDefaults(object, schema.root);
   return { allowed: true, code: 200, message: '', errors: [], decodeErrors: [], causes: [], warnings, object };
 }

@@ -5,6 +5,7 @@ import { jsonEqual } from './apimachinery/json-value.ts';
 import { type CompiledRules, compileRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';
+import { deprecationWarnings } from './deprecation.ts';
 import { type CompiledSchema, compileSchema } from './schema/compile.ts';
 import { invalidPatterns } from './schema/pattern-check.ts';
 
@@ -18,6 +19,8 @@ export interface CompiledCrdVersion {
   readonly target: CrdTarget;
   /** Runs the version's x-kubernetes-validations rules (ratcheting on update). */
   readonly runRules: RuleRunner;
+  /** The API server's warnings on every request for this version (a deprecated version's). */
+  readonly deprecationWarnings: readonly string[];
 }
 
 /** The CRD cannot be used: no such version, no schema, or rules the API server would refuse. */
@@ -87,6 +90,7 @@ export function compileCrdVersion(
       version: chosen.name,
       namespaced: crd.spec.scope !== 'Cluster',
     },
+    deprecationWarnings: deprecationWarnings(crd, chosen.name),
     runRules: (object, oldObject) => {
       if (!rules.root) return { errors: [], warnings: [] };
       const { errors, warnings } = evaluate(rules, object, oldObject);

@@ -6,8 +6,8 @@ const run = promisify(execFile);
 
 /**
  * CustomResourceDefinitions other projects publish, which our optional manifests use: the Prometheus
- * Operator's (ServiceMonitor, PrometheusRule: manifests/prometheus) and cert-manager's (Issuer,
- * Certificate: manifests/cert-manager). Both projects ship them as plain YAML inside their Go
+ * Operator's (ServiceMonitor, PrometheusRule: manifests/prometheus), cert-manager's (Issuer,
+ * Certificate: manifests/cert-manager), and Gateway API's (the engine's real-CRD parity). Both projects ship them as plain YAML inside their Go
  * modules, so they come from the Go module proxy, pinned, into the module cache.
  */
 export const THIRD_PARTY_CRDS = {
@@ -29,13 +29,31 @@ export const THIRD_PARTY_CRDS = {
       'deploy/crds/cert-manager.io_certificaterequests.yaml',
     ],
   },
+  // Gateway API's standard channel: every CRD (HTTPRoute and GRPCRoute have has() on indexed
+  // fields), beside its examples, for the engine's parity with the API server on real CRDs.
+  'gateway-api': {
+    module: 'sigs.k8s.io/gateway-api',
+    version: 'v1.6.3',
+    files: [
+      'config/crd/standard/gateway.networking.k8s.io_backendtlspolicies.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_gateways.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_grpcroutes.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_listenersets.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_tcproutes.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_tlsroutes.yaml',
+      'config/crd/standard/gateway.networking.k8s.io_udproutes.yaml',
+    ],
+  },
 } as const;
 
 export type ThirdParty = keyof typeof THIRD_PARTY_CRDS;
 
-/** Paths of a project's CRD files, downloading its module (a few MB) on first use. */
-export async function thirdPartyCrdFiles(project: ThirdParty): Promise<string[]> {
-  const { module, version, files } = THIRD_PARTY_CRDS[project];
+/** The module directory of a project, downloading the module (a few MB) on first use. */
+export async function thirdPartyModuleDir(project: ThirdParty): Promise<string> {
+  const { module, version } = THIRD_PARTY_CRDS[project];
   const { stdout } = await run('go', ['mod', 'download', '-json', `${module}@${version}`], {
     env: { ...process.env, PATH: `/usr/local/go/bin:${process.env.PATH ?? ''}`, GOFLAGS: '-mod=mod' },
     cwd: '/',
@@ -43,5 +61,11 @@ export async function thirdPartyCrdFiles(project: ThirdParty): Promise<string[]>
   });
   const { Dir: dir, Error: error } = JSON.parse(stdout) as { Dir?: string; Error?: string };
   if (!dir) throw new Error(`go mod download ${module}@${version}: ${error ?? 'no directory'}`);
-  return files.map((file) => join(dir, file));
+  return dir;
+}
+
+/** Paths of a project's CRD files, downloading its module on first use. */
+export async function thirdPartyCrdFiles(project: ThirdParty): Promise<string[]> {
+  const dir = await thirdPartyModuleDir(project);
+  return THIRD_PARTY_CRDS[project].files.map((file) => join(dir, file));
 }

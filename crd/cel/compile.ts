@@ -8,7 +8,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
 import { append } from '../apimachinery/append.ts';
-import { FieldError } from '../apimachinery/field-error.ts';
+import { FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { GoStruct } from '../apimachinery/go-struct.ts';
 import { checkExpression, type RuleProgram } from './check.ts';
 import { expressionCost } from './cost.ts';
@@ -24,6 +24,13 @@ import { converterFor, type ValueConverter } from './values.ts';
 const DECLARED_VARIABLES: ReadonlySet<string> = new Set(['self', 'oldSelf']);
 /** newlineMatcher in the CRD validation (valid newline characters in the CEL grammar). */
 const LINE_BREAK = /[\n\r]+/;
+/** The reasons a rule may give (validation.go supportedValidationReason), in the order Go lists them. */
+const SUPPORTED_REASONS: readonly string[] = [
+  'FieldValueDuplicate',
+  'FieldValueForbidden',
+  'FieldValueInvalid',
+  'FieldValueRequired',
+];
 
 /** celconfig.PerCallLimit. */
 export const PER_CALL_LIMIT = 1_000_000;
@@ -213,11 +220,31 @@ function compileNode(
           ),
         );
       }
-      if (
-        rule.fieldPath !== undefined &&
-        rule.fieldPath !== '' &&
-        normalizeFieldPath(rule.fieldPath, schema) === undefined
-      ) {
+      if ((rule.messageExpression ?? '').length > 0 && (rule.messageExpression ?? '').trim() === '') {
+        schemaErrors.push(
+          new FieldError(
+            'FieldValueRequired',
+            `${rulePath}.messageExpression`,
+            undefined,
+            'messageExpression must be non-empty if specified',
+          ),
+        );
+      }
+      if (rule.reason !== undefined && rule.reason !== null && !SUPPORTED_REASONS.includes(rule.reason)) {
+        schemaErrors.push(fieldErrors.notSupported(`${rulePath}.reason`, rule.reason, SUPPORTED_REASONS));
+      }
+      const fieldPath = rule.fieldPath ?? '';
+      if (fieldPath.length > 0 && fieldPath.trim() === '') {
+        schemaErrors.push(
+          new FieldError('FieldValueInvalid', `${rulePath}.fieldPath`, fieldPath, 'must be non-empty if specified'),
+        );
+      }
+      if (LINE_BREAK.test(fieldPath)) {
+        schemaErrors.push(
+          new FieldError('FieldValueInvalid', `${rulePath}.fieldPath`, fieldPath, 'must not contain line breaks'),
+        );
+      }
+      if (fieldPath !== '' && normalizeFieldPath(fieldPath, schema) === undefined) {
         schemaErrors.push(
           new FieldError('FieldValueInvalid', `${rulePath}.fieldPath`, rule.fieldPath, 'must be a valid path'),
         );

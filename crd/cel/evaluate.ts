@@ -6,7 +6,7 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import type { ValidationRule } from '../../api/openapi.ts';
-import { FieldError, OMIT_VALUE } from '../apimachinery/field-error.ts';
+import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts';
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { goQuote } from '../apimachinery/go-format.ts';
 import { jsonEqual } from '../apimachinery/json-value.ts';
@@ -178,10 +178,12 @@ function validateExpressions(
   ratchet: Ratchet,
 ): boolean {
   const rules = node.rules;
+  // The object root is a nil *field.Path in the API server's validator, which prints as <nil>.
+  const shown = path === '' ? NIL_PATH : path;
   if (rules.length === 0) return true;
   const type = node.schemaType;
   if (run.budget <= 0) {
-    run.errors.push(outOfBudget(path, type));
+    run.errors.push(outOfBudget(shown, type));
     run.budget = -1;
     return false;
   }
@@ -192,13 +194,13 @@ function validateExpressions(
     oldSelf = !node.usesOldSelf || oldObj === undefined || oldObj === null ? undefined : node.convert(oldObj);
   } catch (error) {
     if (!(error instanceof CelValueError)) throw error;
-    run.errors.push(new FieldError('FieldValueInvalid', path, type, error.message));
+    run.errors.push(new FieldError('FieldValueInvalid', shown, type, error.message));
     return true;
   }
   for (const compiled of rules) {
     const rule = compiled.rule;
     if (compiled.error !== undefined) {
-      run.errors.push(new FieldError('FieldValueInvalid', path, type, `rule compile error: ${compiled.error}`));
+      run.errors.push(new FieldError('FieldValueInvalid', shown, type, `rule compile error: ${compiled.error}`));
       continue;
     }
     const program = compiled.program;
@@ -224,7 +226,7 @@ function validateExpressions(
     if (program.counter && program.counter.cost > program.counter.limit) failure = new CostLimitExceeded();
     const cost = program.counter ? program.counter.cost : compiled.staticCost;
     if (cost > run.budget) {
-      run.errors.push(outOfBudget(path, type));
+      run.errors.push(outOfBudget(shown, type));
       run.budget = -1;
       return false;
     }
@@ -235,7 +237,7 @@ function validateExpressions(
         run.errors.push(
           new FieldError(
             'FieldValueInvalid',
-            path,
+            shown,
             type,
             `'${text}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(rule)}`,
           ),
@@ -247,21 +249,21 @@ function validateExpressions(
         run.errors.push(
           new FieldError(
             'FieldValueInvalid',
-            path,
+            shown,
             type,
             `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`,
           ),
         );
       } else {
         run.errors.push(
-          new FieldError('FieldValueInvalid', path, type, `${text} evaluating rule: ${ruleErrorString(rule)}`),
+          new FieldError('FieldValueInvalid', shown, type, `${text} evaluating rule: ${ruleErrorString(rule)}`),
         );
       }
       continue;
     }
     if (result === true) continue;
 
-    const currentPath = compiled.normalizedFieldPath ? childPath(path, compiled.normalizedFieldPath) : path;
+    const currentPath = compiled.normalizedFieldPath ? childPath(path, compiled.normalizedFieldPath) : shown;
     const addErr = (e: FieldError) => {
       if (run.options.ratcheting && !compiled.usesOldSelf && shouldRatchet(ratchet)) {
         run.warnings.push(e.toString());

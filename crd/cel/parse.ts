@@ -1,9 +1,10 @@
 /**
  * Parsing with @marcbachmann/cel-js plus the rewrites our environment needs before type checking:
  * string-extension calls the library implements with JavaScript semantics are renamed to our `k8s_*`
- * overloads (see library/strings.ts). Also AST queries: variable references and regex literals.
+ * overloads (see library/strings.ts), and `has()` on any operand as cel-go allows (has-macro.ts). Also AST queries: variable references and regex literals.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { allowPresenceTestsOnAnyOperand } from './has-macro.ts';
 import { isValidRe2, type RegexCache } from './library/re2.ts';
 import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
 
@@ -53,6 +54,7 @@ export function parseExpression(env: Environment, source: string): ParsedExpress
     check(): { valid: true; type: string } | { valid: false; error: unknown };
   };
   renameOverriddenCalls(parsed.ast);
+  allowPresenceTestsOnAnyOperand(walk(parsed.ast) as Iterable<never>);
   return { ast: parsed.ast, check: () => parsed.check(), evaluate: parsed };
 }
 

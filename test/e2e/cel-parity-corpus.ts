@@ -628,6 +628,34 @@ add(
   { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } },
 );
 
+// ---- has() on any operand: a select after an index or a call (Gateway API's HTTPRoute writes
+// has(self.matches[0].path))
+const matches: JSONSchemaProps = {
+  type: 'object',
+  properties: {
+    matches: {
+      type: 'array',
+      maxItems: 8,
+      items: { type: 'object', properties: { path: { type: 'object', properties: { value: str } }, method: str } },
+    },
+    byName: { type: 'object', maxProperties: 8, additionalProperties: { type: 'object', properties: { port: int } } },
+  },
+};
+const firstPath =
+  "self.matches.size() == 0 || !has(self.matches[0].path) || self.matches[0].path.value.startsWith('/')";
+add('presence', matches, firstPath, { matches: [{ path: { value: '/a' } }] });
+add('presence', matches, firstPath, { matches: [{ path: { value: 'a' } }] });
+add('presence', matches, firstPath, { matches: [{ method: 'GET' }] });
+add('presence', matches, firstPath, { matches: [] });
+add('presence', matches, 'has(self.matches[1].path)', { matches: [{ method: 'GET' }] });
+add('presence', matches, 'has(self.matches[0].path.value)', { matches: [{ path: {} }] });
+add('presence', matches, 'has(self.matches[0].path.value)', { matches: [{ method: 'GET' }] });
+add('presence', matches, "has(self.byName['a'].port)", { byName: { a: { port: 1 } } });
+add('presence', matches, "has(self.byName['a'].port)", { byName: { b: { port: 1 } } });
+add('presence', matches, 'self.matches.all(m, !has(m.path) || has(self.matches[0].path))', {
+  matches: [{ method: 'GET' }, { path: { value: '/' } }],
+});
+
 // ---- runtime cost limits
 const bigList: JSONSchemaProps = { type: 'array', maxItems: 1000, items: { type: 'integer' } };
 add(
@@ -836,6 +864,16 @@ bad('cost', unboundedStrList, "self.all(x, x.contains('abc'))");
 bad('cost', { type: 'array', items: { type: 'integer' } }, 'self.map(p, p * 2).all(x, x < 1000)');
 bad('cost', { type: 'object', additionalProperties: unboundedStr }, "self.all(k, self[k].matches('^[a-z]+$'))");
 bad('fieldPath', { type: 'object', properties: { name: str } }, { rule: "self.name != ''", fieldPath: '.nope' });
+bad('fieldPath', { type: 'object', properties: { name: str } }, { rule: "self.name != ''", fieldPath: '  ' });
+bad('fieldPath', { type: 'object', properties: { name: str } }, { rule: "self.name != ''", fieldPath: '.name\n' });
+bad('reason', str, { rule: "self != ''", reason: 'FieldValueTypeInvalid' as ValidationRule['reason'] });
+bad(
+  'reason',
+  str,
+  { rule: "self != ''", reason: 'Nope' as ValidationRule['reason'] },
+  { rule: 'true', reason: 'FieldValueForbidden' },
+);
+bad('messageExpression', str, { rule: "self != ''", messageExpression: ' ' });
 bad('optionalOldSelf', str, { rule: "self != ''", optionalOldSelf: true });
 bad('messageExpression', str, { rule: "self != ''", messageExpression: '1 + 1' });
 bad('messageExpression', str, { rule: "self != ''", messageExpression: 'self.nope' });

@@ -56,6 +56,17 @@ describe('cel: workarounds for @marcbachmann/cel-js', () => {
     });
   });
 
+  it('has() tests a field of any operand, as cel-go does (the library wants selects down to an identifier)', () => {
+    expect(library('has([{"b": 1}][0].b)')).to.equal('error: has() invalid argument');
+    // cel-go: a presence test of the last field, the operand evaluated (errors included); the same
+    // shapes on typed objects are checked against the API server in the e2e parity corpus ("presence")
+    expect(evaluateExpression('has([{"b": 1}][0].b)')).to.deep.equal({ value: true });
+    expect(evaluateExpression('has([{"b": 1}][0].c)')).to.deep.equal({ value: false });
+    expect(evaluateExpression('has({"k": {"b": 1}}["k"].b)')).to.deep.equal({ value: true });
+    expect(evaluateExpression('has([{"b": {}}][0].b.c)')).to.deep.equal({ value: false });
+    expect(evaluateExpression('has([{}][0].b.c)')).to.deep.equal({ error: 'no such key: b' });
+  });
+
   it('list literals may mix types inside format() arguments only (cel-go exempts format from the homogeneity check)', () => {
     expect(evaluateExpression("'%s is %d'.format(['tom', 3])")).to.deep.equal({ value: 'tom is 3' });
     expect(evaluateExpression("[1, 'a'].size() == 2")).to.deep.equal({
