@@ -29,24 +29,9 @@ export const THIRD_PARTY_CRDS = {
       'deploy/crds/cert-manager.io_certificaterequests.yaml',
     ],
   },
-  // Gateway API's standard channel: every CRD (HTTPRoute and GRPCRoute have has() on indexed
-  // fields), beside its examples, for the engine's parity with the API server on real CRDs.
-  'gateway-api': {
-    module: 'sigs.k8s.io/gateway-api',
-    version: 'v1.6.3',
-    files: [
-      'config/crd/standard/gateway.networking.k8s.io_backendtlspolicies.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_gateways.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_grpcroutes.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_listenersets.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_tcproutes.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_tlsroutes.yaml',
-      'config/crd/standard/gateway.networking.k8s.io_udproutes.yaml',
-    ],
-  },
+  // Gateway API: its standard and experimental channels (config/crd/<channel>/) beside their
+  // examples (examples/<channel>/), for the engine's parity with the API server on real CRDs.
+  'gateway-api': { module: 'sigs.k8s.io/gateway-api', version: 'v1.6.3', files: [] },
 } as const;
 
 export type ThirdParty = keyof typeof THIRD_PARTY_CRDS;

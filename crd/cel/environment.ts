@@ -50,6 +50,8 @@ export class ObjectTypeTable {
     this.classes.set(type, cls);
     env.registerType(name, { ctor: cls, fields });
     env.registerOperator(`${name} == ${name}`, (a: unknown, b: unknown) => celEquals(a, b));
+    // An object may be compared with null (cel-go: null meets any struct type); it never equals it.
+    env.registerOperator(`${name} == null`, () => false);
     return name;
   }
 }

@@ -656,6 +656,38 @@ add('presence', matches, 'self.matches.all(m, !has(m.path) || has(self.matches[0
   matches: [{ method: 'GET' }, { path: { value: '/' } }],
 });
 
+// ---- null beside an optional, an object, a duration, a timestamp or a library type: cel-go's
+// checker accepts the comparison (Gateway API's experimental XBackend writes
+// format.dns1123Label().validate(self) == null); none of them equals null
+add('null', str, 'format.dns1123Label().validate(self) == null', 'abc');
+add('null', str, 'size(self) == 0 || format.dns1123Label().validate(self) != null', 'Not_A_Label');
+add('null', str, 'optional.of(self) != null && null != optional.none()', 'x');
+add(
+  'null',
+  { type: 'object', properties: { inner: { type: 'object', properties: { x: int } } } },
+  'self.inner != null',
+  {
+    inner: { x: 1 },
+  },
+);
+add(
+  'null',
+  { type: 'object', properties: { d: { type: 'string', format: 'duration', maxLength: 32 } } },
+  'self.d != null',
+  {
+    d: '1s',
+  },
+);
+add(
+  'null',
+  { type: 'object', properties: { t: { type: 'string', format: 'date-time', maxLength: 64 } } },
+  'self.t == null',
+  {
+    t: '2026-12-03T00:00:00Z',
+  },
+);
+add('null', str, 'quantity(self) != null && ip("10.0.0.1") != null', '1Gi');
+
 // ---- runtime cost limits
 const bigList: JSONSchemaProps = { type: 'array', maxItems: 1000, items: { type: 'integer' } };
 add(

@@ -37,4 +37,9 @@ export function registerKubernetesLibraries(env: Environment, regexCache: RegexC
   registerStrings(env);
   registerTwoVarComprehensions(env);
   for (const t of EQUATABLE_TYPES) env.registerOperator(`${t} == ${t}`, (a: unknown, b: unknown) => celEquals(a, b));
+  // cel-go's checker lets null meet an optional, a struct (the library types are object types), a
+  // duration or a timestamp (checker/types.go isLegacyNullable); none of them equals null at run time.
+  for (const t of [...EQUATABLE_TYPES, 'optional', 'google.protobuf.Duration', 'google.protobuf.Timestamp']) {
+    env.registerOperator(`${t} == null`, () => false);
+  }
 }
