@@ -4,7 +4,9 @@
  * ip, prefixLength, masked, string.
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/library/ip.go and cidr.go.
  */
+
 import type { Environment } from '@marcbachmann/cel-js';
+import { goQuote } from '../../apimachinery/go-format.ts';
 import { CelFunctionError } from './errors.ts';
 import { type Addr, type Prefix, parseAddr, parsePrefix } from './netip.ts';
 
@@ -36,11 +38,11 @@ export function parseIPAddr(raw: string): Addr {
     addr = parseAddr(raw);
   } catch (error) {
     throw new Error(
-      `IP Address ${JSON.stringify(raw)} parse error during conversion from string: ${(error as Error).message}`,
+      `IP Address ${goQuote(raw)} parse error during conversion from string: ${(error as Error).message}`,
     );
   }
-  if (addr.zone !== '') throw new Error(`IP address ${JSON.stringify(raw)} with zone value is not allowed`);
-  if (addr.is4In6) throw new Error(`IPv4-mapped IPv6 address ${JSON.stringify(raw)} is not allowed`);
+  if (addr.zone !== '') throw new Error(`IP address ${goQuote(raw)} with zone value is not allowed`);
+  if (addr.is4In6) throw new Error(`IPv4-mapped IPv6 address ${goQuote(raw)} is not allowed`);
   return addr;
 }
 
@@ -52,7 +54,7 @@ export function parseCIDR(raw: string): Prefix {
   } catch (error) {
     throw new Error(`network address parse error during conversion from string: ${(error as Error).message}`);
   }
-  if (prefix.addr.is4In6) throw new Error(`IPv4-mapped IPv6 address ${JSON.stringify(raw)} is not allowed`);
+  if (prefix.addr.is4In6) throw new Error(`IPv4-mapped IPv6 address ${goQuote(raw)} is not allowed`);
   return prefix;
 }
 

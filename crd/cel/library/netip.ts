@@ -2,6 +2,7 @@
  * A small port of Go's net/netip Addr and Prefix: parsing (strict dotted-quad IPv4, IPv6 with zones and
  * embedded IPv4), RFC 5952 formatting and the address-class predicates. Source: Go src/net/netip/netip.go.
  */
+import { goQuote } from '../../apimachinery/go-format.ts';
 
 export class Addr {
   /** 4 bytes for IPv4, 16 for IPv6. */
@@ -82,7 +83,7 @@ export class Addr {
 }
 
 function parseError(raw: string, msg: string, at?: string): Error {
-  return new Error(`ParseAddr(${JSON.stringify(raw)}): ${msg}${at !== undefined ? ` (at ${JSON.stringify(at)})` : ''}`);
+  return new Error(`ParseAddr(${goQuote(raw)}): ${msg}${at !== undefined ? ` (at ${goQuote(at)})` : ''}`);
 }
 
 function parseIPv4(raw: string, s: string): Uint8Array {
@@ -142,7 +143,7 @@ function parseIPv6(raw: string, input: string): Addr {
       if (Number.isNaN(d) || !/[0-9a-fA-F]/.test(c)) break;
       acc = acc * 16 + d;
       off++;
-      if (off > 4) throw parseError(raw, 'each colon-separated field must have at most 4 hex digits', s);
+      if (off > 4) throw parseError(raw, 'each group must have 4 or less digits', s);
     }
     if (off === 0) throw parseError(raw, 'each colon-separated field must have at least one digit', s);
     if (off < s.length && s[off] === '.') {
@@ -225,20 +226,25 @@ export class Prefix {
 }
 
 export function parsePrefix(raw: string): Prefix {
+  const failed = (msg: string) => new Error(`netip.ParsePrefix(${goQuote(raw)}): ${msg}`);
   const slash = raw.lastIndexOf('/');
-  if (slash < 0) throw new Error(`netip.ParsePrefix(${JSON.stringify(raw)}): no '/'`);
+  if (slash < 0) throw failed("no '/'");
   let addr: Addr;
   try {
     addr = parseAddr(raw.slice(0, slash));
   } catch (error) {
-    throw new Error(`netip.ParsePrefix(${JSON.stringify(raw)}): ${(error as Error).message}`);
+    throw failed((error as Error).message);
   }
-  if (addr.zone !== '')
-    throw new Error(`netip.ParsePrefix(${JSON.stringify(raw)}): IPv6 zones cannot be present in a prefix`);
+  if (addr.zone !== '') throw failed('IPv6 zones cannot be present in a prefix');
   const bitsText = raw.slice(slash + 1);
-  const max = addr.is4 ? 32 : 128;
-  if (!/^(0|[1-9][0-9]*)$/.test(bitsText) || Number(bitsText) > max) {
-    throw new Error(`netip.ParsePrefix(${JSON.stringify(raw)}): bad bits after slash: ${JSON.stringify(bitsText)}`);
+  // A sign or a leading zero is refused before strconv.Atoi, which would take them; Atoi refuses
+  // what is not a decimal int64; only then is the length checked against the family.
+  const atoi = /^[+-]?[0-9]+$/.test(bitsText) ? BigInt(bitsText) : undefined;
+  const leading = bitsText.length > 1 && !((bitsText[0] as string) >= '1' && (bitsText[0] as string) <= '9');
+  if (leading || atoi === undefined || atoi > 9223372036854775807n || atoi < -9223372036854775808n) {
+    throw failed(`bad bits after slash: ${goQuote(bitsText)}`);
   }
-  return new Prefix(addr, Number(bitsText));
+  const max = addr.is4 ? 32 : 128;
+  if (atoi < 0n || atoi > BigInt(max)) throw failed('prefix length out of range');
+  return new Prefix(addr, Number(atoi));
 }
