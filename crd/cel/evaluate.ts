@@ -270,6 +270,11 @@ function validateExpressions(
       } else run.errors.push(e);
     };
     let detail: string | undefined;
+    // The API server evaluates a messageExpression with the plain activation even for an
+    // optionalOldSelf rule: oldSelf is the old value itself, or absent on create.
+    const messageActivation: Record<string, unknown> = optionalOldSelf
+      ? { self, ...(oldSelf !== undefined && { oldSelf }) }
+      : activation;
     const messageExpression = compiled.messageExpression;
     if (messageExpression) {
       if (messageExpression.counter) {
@@ -279,7 +284,7 @@ function validateExpressions(
       let message: unknown;
       let failure: unknown;
       try {
-        message = messageExpression.run(activation);
+        message = messageExpression.run(messageActivation);
       } catch (error) {
         failure = error;
       }

@@ -463,6 +463,33 @@ add(
   'open',
   'locked',
 );
+// A messageExpression of an optionalOldSelf rule is evaluated with the plain activation: oldSelf is
+// the old value itself on update, and absent on create.
+const optionalWithMessage = (messageExpression: string, message?: string): ValidationRule => ({
+  rule: '!oldSelf.hasValue() || self == oldSelf.value()',
+  optionalOldSelf: true,
+  messageExpression,
+  ...(message !== undefined && { message }),
+});
+add('optionalMessage', str, optionalWithMessage("oldSelf.hasValue() ? 'had a value' : 'had none'"), 'b', 'a');
+add('optionalMessage', str, optionalWithMessage("oldSelf.hasValue() ? 'was set' : 'new'", 'set once'), 'b', 'a');
+add('optionalMessage', str, optionalWithMessage("'now ' + self"), 'b', 'a');
+add(
+  'optionalMessage',
+  str,
+  {
+    rule: "oldSelf.hasValue() || self == 'first'",
+    optionalOldSelf: true,
+    messageExpression: "oldSelf.hasValue() ? 'had one' : 'none before'",
+  },
+  'second',
+);
+add(
+  'optionalMessage',
+  str,
+  { rule: "oldSelf.hasValue() || self == 'first'", optionalOldSelf: true, messageExpression: "'got ' + self" },
+  'second',
+);
 add(
   'transition',
   replicaSpec,
@@ -906,6 +933,8 @@ bad(
   { rule: 'true', reason: 'FieldValueForbidden' },
 );
 bad('messageExpression', str, { rule: "self != ''", messageExpression: ' ' });
+// A string of unknown size (a conversion's result) in a concatenation: the estimate is unbounded.
+bad('messageExpression', str, { rule: "self != ''", messageExpression: "'had a value: ' + string(self == '')" });
 bad('optionalOldSelf', str, { rule: "self != ''", optionalOldSelf: true });
 bad('messageExpression', str, { rule: "self != ''", messageExpression: '1 + 1' });
 bad('messageExpression', str, { rule: "self != ''", messageExpression: 'self.nope' });
