@@ -13,6 +13,7 @@ import { aggregateMessage, compileRules, evaluate } from '../../crd/cel/index.ts
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { testCluster } from '../support/shared.ts';
+import { singleVersionCrd } from '../support/single-version-crd.ts';
 import { ADMISSION_CASES, type AdmissionCase, COMPILE_CASES } from './cel-parity-corpus.ts';
 
 /** Per-case results (read by bench/cel-library-judge.ts). */
@@ -32,17 +33,7 @@ function rootSchema(spec: JSONSchemaProps): JSONSchemaProps {
 }
 
 function crd(plural: string, kind: string, schema: JSONSchemaProps): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-      scope: 'Namespaced',
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema } }],
-    },
-  };
+  return singleVersionCrd(GROUP, kind, plural, schema);
 }
 
 function stripRules(s: JSONSchemaProps): JSONSchemaProps {

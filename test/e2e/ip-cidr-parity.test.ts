@@ -14,6 +14,7 @@ import { random } from '../../devenv/fuzz/mutations.ts';
 import type { KubeHttp } from '../../devenv/kube-http.ts';
 import { compareCreateAt } from '../fixtures/schema/parity-compare.ts';
 import { testCluster } from '../support/shared.ts';
+import { singleVersionCrd } from '../support/single-version-crd.ts';
 
 const SEED = 20261203;
 const PER_KIND = 384;
@@ -98,46 +99,16 @@ const RULES = {
 } as const;
 
 function crdFor(kind: 'ip' | 'cidr'): CustomResourceDefinition {
-  const plural = `${kind}lists`;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      names: {
-        kind: `${kind === 'ip' ? 'Ip' : 'Cidr'}List`,
-        listKind: `${kind}ListList`,
-        plural,
-        singular: `${kind}list`,
+  const items = { type: 'string', maxLength: 64, 'x-kubernetes-validations': [...RULES[kind]] } as const;
+  return singleVersionCrd(GROUP, kind === 'ip' ? 'IpList' : 'CidrList', `${kind}lists`, {
+    type: 'object',
+    properties: {
+      spec: {
+        type: 'object',
+        properties: { values: { type: 'array', maxItems: ITEMS_PER_REQUEST, items: items as never } },
       },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  properties: {
-                    values: {
-                      type: 'array',
-                      maxItems: ITEMS_PER_REQUEST,
-                      items: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [...RULES[kind]] },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
     },
-  } as unknown as CustomResourceDefinition;
+  });
 }
 
 describe('e2e: the IP and CIDR libraries on generated strings, against kube-apiserver', function () {
