@@ -251,6 +251,20 @@ function comprehension(name: string, receiver: Node, args: Node[], ctx: Ctx): Es
   };
 }
 
+/** An int literal argument as cel-go's nodeAsUintValue reads it (a negative one is 0), or undefined. */
+function constantInt(node: Node | undefined): number | undefined {
+  // cel-go's parser folds `-1` into one literal; here it is a negation of one.
+  if (node?.op === '-_' && isNode(node.args) && typeof node.args.args === 'bigint') return 0;
+  if (node?.op !== 'value') return undefined;
+  const v = node.args;
+  return typeof v === 'bigint' ? (v < 0n ? 0 : Number(v)) : undefined;
+}
+
+/** ext/lists.go estimateAllocatingListCall: size x factor + 1 (the call) + 10 (the list). */
+function allocatingList(costFactor: number, size: number, argCost: number, elem?: SizeNode): Estimate {
+  return { cost: factor(size, costFactor) + 1 + 10 + argCost, size: fixedSize(size, elem) };
+}
+
 function call(_node: Node, name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): Estimate {
   if (receiver && args[0]?.op === 'id' && (name in ONE_VAR_MACROS || name in TWO_VAR_MACROS)) {
     const c = comprehension(name, receiver, args, ctx);
@@ -272,7 +286,7 @@ function call(_node: Node, name: string, receiver: Node | undefined, args: Node[
   }
   const isNamespace =
     receiver?.op === 'id' &&
-    ['sets', 'strings', 'format', 'ip'].includes(receiver.args as string) &&
+    ['sets', 'strings', 'format', 'ip', 'lists'].includes(receiver.args as string) &&
     !ctx.vars.has(receiver.args as string);
   const target = receiver && !isNamespace ? walk(receiver, ctx) : undefined;
   const parts = args.map((x) => walk(x, ctx));
@@ -350,6 +364,27 @@ function call(_node: Node, name: string, receiver: Node | undefined, args: Node[
       return fixed(4 + 2 + 1 + (kindOf(args[0] as Node) === 'string' ? factor(a0, STRING_FACTOR) : 0));
     case 'validate':
       return fixed(factor(factor(a0, STRING_FACTOR), MAX_NAME_FORMAT_REGEX_SIZE * REGEX_FACTOR));
+    // cel-go ext.Lists v3 (ext/lists.go estimateAllocatingListCall): the result's size times a
+    // factor, plus the call and a list allocation.
+    case 'slice': {
+      const start = constantInt(args[0]) ?? 0;
+      const end = constantInt(args[1]) ?? t;
+      // Unsigned in cel-go: an end below the start wraps around to a huge size.
+      return allocatingList(1, end >= start ? end - start : Infinity, argCost, target?.size?.elem());
+    }
+    case 'lists.range': {
+      const n = constantInt(args[0]);
+      return allocatingList(1, n === undefined ? Infinity : n, argCost);
+    }
+    case 'reverse':
+      return allocatingList(1, t, argCost, target?.size?.elem());
+    case 'flatten':
+      return allocatingList(args[0] ? (constantInt(args[0]) ?? Infinity) : 1, t, argCost);
+    case 'distinct':
+    case 'sort': {
+      const strings = name === 'sort' && /list<(string|bytes)>/.test((receiver as Node).checkedType?.name ?? '');
+      return allocatingList(strings ? 2 + STRING_FACTOR : 2, t === Infinity ? Infinity : t * t, argCost);
+    }
     case 'sets.contains':
     case 'sets.equivalent':
     case 'sets.intersects':

@@ -172,6 +172,28 @@ const listCases: Array<[string, JSONSchemaProps, unknown]> = [
 ];
 for (const [rule, schema, value] of listCases) add('lists', schema, rule, value);
 
+// ---- cel-go extended lists (ext/lists.go, version 3)
+const intMatrix: JSONSchemaProps = { type: 'array', maxItems: 4, items: intList };
+for (const [rule, value] of [
+  ['self.slice(1, 3) == [2, 3]', [1, 2, 3, 4]],
+  ['self.slice(self.size(), 1).size() == 0', [1, 2, 3]],
+  ['self.slice(0, 10).size() > 0', [1, 2]],
+  ['self.slice(-1, 1).size() > 0', [1, 2]],
+  ['self.sort() == [1, 2, 3]', [3, 1, 2]],
+  ['self.distinct() == self', [1, 2, 2]],
+  ['self.reverse()[0] == 3', [1, 2, 3]],
+  ['lists.range(3) == [0, 1, 2]', [7, 8, 9]],
+  ['lists.range(-1).size() == 0', [1]],
+  ['self.sort().reverse().distinct() == [3, 2, 1]', [1, 3, 2, 3]],
+] as const) {
+  add('extLists', intList, rule, value);
+}
+add('extLists', strList, "self.sort() == ['a', 'b', 'c']", ['c', 'a', 'b']);
+add('extLists', strList, 'self.distinct().size() == self.size()', ['x', 'x']);
+add('extLists', intMatrix, 'self.flatten() == [1, 2, 3]', [[1], [2, 3]]);
+add('extLists', intMatrix, 'self.flatten(1).size() == 3', [[1], [2, 3]]);
+add('extLists', intMatrix, 'self.flatten(-1).size() == 3', [[1]]);
+
 // ---- regex library (regex.go)
 const regexCases: Array<[string, string]> = [
   ["self.find('[0-9]+') == '123'", 'abc 123'],
@@ -920,6 +942,11 @@ bad('regex', str, "self.matches('(?P<x')");
 bad('cost', unboundedStrList, 'self.all(x, self.all(y, x == y))');
 bad('cost', { type: 'array', items: unboundedStrList }, 'self.all(x, x.all(y, self.all(z, z.size() > 0)))');
 bad('cost', unboundedStrList, "self.all(x, x.contains('abc'))");
+bad('cost', unboundedStrList, 'self.sort().size() > 0');
+bad('cost', { type: 'array', maxItems: 100000, items: int }, 'self.distinct().size() == self.size()');
+bad('cost', { type: 'array', maxItems: 2000, items: int }, 'lists.range(1000000).size() > self.size()');
+bad('cost', intList, 'lists.range(self.size()).size() == self.size()');
+bad('cost', intList, 'self.slice(2, 1).size() == 0');
 bad('cost', { type: 'array', items: { type: 'integer' } }, 'self.map(p, p * 2).all(x, x < 1000)');
 bad('cost', { type: 'object', additionalProperties: unboundedStr }, "self.all(k, self[k].matches('^[a-z]+$'))");
 bad('fieldPath', { type: 'object', properties: { name: str } }, { rule: "self.name != ''", fieldPath: '.nope' });

@@ -1,6 +1,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { celEquals } from './compare.ts';
 import { registerMissingConversions } from './conversions.ts';
+import { registerExtLists } from './ext-lists.ts';
 import { registerFormat } from './format.ts';
 import { registerIPAndCIDR } from './ip-cidr.ts';
 import { registerLists } from './lists.ts';
@@ -27,6 +28,7 @@ const EQUATABLE_TYPES = [
 export function registerKubernetesLibraries(env: Environment, regexCache: RegexCache): void {
   registerMissingConversions(env);
   registerLists(env);
+  registerExtLists(env);
   registerRegex(env, regexCache);
   registerUrls(env);
   registerQuantity(env);
