@@ -61,6 +61,7 @@ const STANDALONE_NOTE = 'standalone: no cluster access, the unique-hostname rule
 const NOT_SYNCED_NOTE = 'StaticSite cache not synced yet';
 const SHUTTING_DOWN_NOTE = 'shutting down: serving the last reviews';
 const NO_WORKER_NOTE = 'no review worker is running yet';
+const NOT_LISTENING_NOTE = 'the webhook port is not listening yet';
 
 function tlsOptions(credentials: ServingCredentials) {
   return { cert: credentials.certPem, key: credentials.keyPem, ...TLS_SETTINGS };
@@ -92,6 +93,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   });
   const poolStarted = pool.start();
   let draining = false;
+  let listening = false;
   let certificateProblem = (): string | undefined => undefined;
   const readiness: Readiness = [
     {
@@ -117,6 +119,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       // A review worker replaced after a review ran into its limits takes a moment to start.
       name: 'review-workers',
       check: () => (pool.readyWorkers > 0 ? { ok: true } : { ok: false, reason: NO_WORKER_NOTE, note: NO_WORKER_NOTE }),
+    },
+    {
+      // Ready only once reviews can be sent: the probes answer before the webhook port listens.
+      name: 'webhook-port',
+      check: () => (listening ? { ok: true } : { ok: false, reason: NOT_LISTENING_NOTE, note: NOT_LISTENING_NOTE }),
     },
     {
       name: 'shutdown',
@@ -188,6 +195,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   if (hostnames) await hostnames.start();
   reloader.start();
   const port = await listen(server, options.port, options.host);
+  listening = true;
   logger.info(
     {
       port,

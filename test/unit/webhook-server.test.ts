@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { expect } from 'chai';
 import { pino } from 'pino';
+import { freePort } from '../../devenv/ports.ts';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { MemoryHostnameIndex } from '../../webhook/admission/hostname-index.ts';
 import type { RunningWebhook } from '../../webhook/server.ts';
@@ -90,7 +91,7 @@ describe('webhook: the HTTPS server', function () {
     const verbose = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
     expect([verbose.status, await verbose.text()]).to.deep.equal([
       200,
-      '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]review-workers ok\n[+]shutdown ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
+      '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]review-workers ok\n[+]webhook-port ok\n[+]shutdown ok\nwarn: standalone: no cluster access, the unique-hostname rule is off\nreadyz check passed\n',
     ]);
     const live = await fetch(`http://127.0.0.1:${webhook.metricsPort}/livez`);
     expect([live.status, await live.text()]).to.deep.equal([200, 'ok']);
@@ -128,6 +129,47 @@ describe('webhook: the HTTPS server', function () {
 describe('webhook: readiness while the StaticSite cache has not synced', function () {
   this.timeout(20_000);
 
+  it('/readyz is not ready until the webhook port listens, however ready the rest is', async () => {
+    const certs = await loopbackCerts();
+    const index = new MemoryHostnameIndex();
+    index.synced = true;
+    const metricsPort = await freePort();
+    let release = () => {};
+    // startWebhookServer starts the hostname source after the workers and before it listens.
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered = () => {};
+    const inWindow = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const starting = startLoopbackWebhook(certs.dir, {
+      metricsPort,
+      hostnames: {
+        index,
+        start: async () => {
+          entered();
+          await held;
+        },
+        stop: async () => {},
+      },
+    });
+    try {
+      await inWindow;
+      const before = await fetch(`http://127.0.0.1:${metricsPort}/readyz?verbose`);
+      expect(before.status).to.equal(500);
+      expect(await before.text()).to.include('[-]webhook-port failed: reason withheld\n');
+      release();
+      const webhook = await starting;
+      const after = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
+      expect([after.status, await after.text()]).to.deep.equal([200, 'ok']);
+    } finally {
+      release();
+      await (await starting.catch(() => undefined))?.close();
+      await rm(certs.dir, { recursive: true, force: true });
+    }
+  });
+
   it('/readyz fails, names the check, says what is missing, and logs the reason', async () => {
     const certs = await loopbackCerts();
     const lines: Array<Record<string, unknown>> = [];
@@ -143,7 +185,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       const res = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz`);
       expect([res.status, await res.text()]).to.deep.equal([
         500,
-        '[+]serving-certificate ok\n[-]staticsite-cache failed: reason withheld\n[+]review-workers ok\n[+]shutdown ok\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
+        '[+]serving-certificate ok\n[-]staticsite-cache failed: reason withheld\n[+]review-workers ok\n[+]webhook-port ok\n[+]shutdown ok\nwarn: StaticSite cache not synced yet\nreadyz check failed\n',
       ]);
       expect(lines.find((l) => l.msg === 'readyz check failed')).to.deep.include({
         checks: ['[-]staticsite-cache failed: StaticSite cache not synced yet'],
@@ -153,7 +195,7 @@ describe('webhook: readiness while the StaticSite cache has not synced', functio
       const ready = await fetch(`http://127.0.0.1:${webhook.metricsPort}/readyz?verbose`);
       expect([ready.status, await ready.text()]).to.deep.equal([
         200,
-        '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]review-workers ok\n[+]shutdown ok\nreadyz check passed\n',
+        '[+]serving-certificate ok\n[+]staticsite-cache ok\n[+]review-workers ok\n[+]webhook-port ok\n[+]shutdown ok\nreadyz check passed\n',
       ]);
     } finally {
       await webhook.close();
