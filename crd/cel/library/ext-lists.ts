@@ -7,20 +7,10 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { type CelComparable, celCompare, celEquals } from './compare.ts';
 import { CelFunctionError } from './errors.ts';
+import { COMPARABLE } from './lists.ts';
 
 /** ext.Lists' default ceiling for lists.range, which Kubernetes keeps. */
 export const MAX_RANGE_SIZE = 1_000_000n;
-
-const COMPARABLE = [
-  'int',
-  'uint',
-  'double',
-  'bool',
-  'google.protobuf.Duration',
-  'google.protobuf.Timestamp',
-  'string',
-  'bytes',
-];
 
 class ListsNamespace {}
 

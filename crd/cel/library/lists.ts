@@ -7,7 +7,8 @@ import { durationFromNanos, durationToNanos } from '../duration.ts';
 import { type CelComparable, celCompare, celEquals } from './compare.ts';
 import { CelFunctionError } from './errors.ts';
 
-const COMPARABLE = [
+/** The element types of lists that sort and compare (cel-go comparableTypes). */
+export const COMPARABLE = [
   'int',
   'uint',
   'double',
