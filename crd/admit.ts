@@ -123,7 +123,8 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
   const oldFinalizers = new Set((oldObject && (metadataOf(oldObject).finalizers as string[] | undefined)) ?? []);
   append(warnings, finalizerWarnings(finalizers.filter((f) => !oldFinalizers.has(f))));
   // The object answered is the one read back from storage, whose decoding defaults again: what
-  // prepare dropped (a status the subresource resets) gets its schema default.
-  if (kind === target.kind) applyDefaults(object, schema.root);
+  // prepare dropped (a status the subresource resets) gets its schema default. Without the status
+  // subresource prepare drops nothing and the decode's defaults stand.
+  if (kind === target.kind && schema.statusSubresource) applyDefaults(object, schema.root);
   return { allowed: true, code: 200, message: '', errors: [], decodeErrors: [], causes: [], warnings, object };
 }

@@ -1,11 +1,20 @@
-import type { CustomResourceDefinition, JSONSchemaProps } from '../../api/index.ts';
+import type { CustomResourceDefinition, CustomResourceDefinitionVersion, JSONSchemaProps } from '../../api/index.ts';
 
-/** A namespaced CRD of one served, stored version `v1`, for suites that bring their own schema. */
+export interface SingleVersionOptions {
+  /** Default v1. */
+  version?: string;
+  /** Default true. */
+  namespaced?: boolean;
+  subresources?: CustomResourceDefinitionVersion['subresources'];
+}
+
+/** A CRD of one served, stored version around a schema, for suites that bring their own schema. */
 export function singleVersionCrd(
   group: string,
   kind: string,
   plural: string,
   schema: JSONSchemaProps,
+  options: SingleVersionOptions = {},
 ): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -14,8 +23,16 @@ export function singleVersionCrd(
     spec: {
       group,
       names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-      scope: 'Namespaced',
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema } }],
+      scope: options.namespaced === false ? 'Cluster' : 'Namespaced',
+      versions: [
+        {
+          name: options.version ?? 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: schema },
+          ...(options.subresources && { subresources: options.subresources }),
+        },
+      ],
     },
   };
 }

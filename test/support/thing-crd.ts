@@ -1,5 +1,6 @@
-import type { CustomResourceDefinition, CustomResourceDefinitionVersion, JSONSchemaProps } from '../../api/index.ts';
+import type { CustomResourceDefinitionVersion, JSONSchemaProps } from '../../api/index.ts';
 import { type CompiledCrdVersion, compileCrdVersion } from '../../crd/index.ts';
+import { singleVersionCrd } from './single-version-crd.ts';
 
 export interface ThingOptions {
   subresources?: CustomResourceDefinitionVersion['subresources'];
@@ -13,25 +14,6 @@ export interface ThingOptions {
 export function thingVersion(openAPIV3Schema: JSONSchemaProps, options: ThingOptions = {}): CompiledCrdVersion {
   const kind = options.kind ?? 'Thing';
   const group = options.group ?? 'example.com';
-  const plural = `${kind.toLowerCase()}s`;
-  const crd: CustomResourceDefinition = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-      scope: options.namespaced === false ? 'Cluster' : 'Namespaced',
-      versions: [
-        {
-          name: options.version ?? 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema },
-          ...(options.subresources && { subresources: options.subresources }),
-        },
-      ],
-    },
-  };
+  const crd = singleVersionCrd(group, kind, `${kind.toLowerCase()}s`, openAPIV3Schema, options);
   return compileCrdVersion(crd);
 }
