@@ -4,41 +4,15 @@
  * seed, plus every validate finding kept under test/fixtures/fuzz-findings/ replayed through the
  * built CLI as a process. `npm run bench:fuzz -- SECONDS SEED validate` is the long run.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { argsOf, fuzzValidate, problemsOf, VALIDATE_HEAP_MB } from '../../devenv/fuzz/validate-fuzzer.ts';
-import { builtCli } from '../../devenv/webhook-process.ts';
+import { runBuiltCli } from '../support/built-cli.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261203);
 const SECONDS = Number(process.env.FUZZ_VALIDATE_SECONDS ?? 30);
 const fixtures = new URL('../fixtures/', import.meta.url).pathname;
 const findingsDir = `${fixtures}fuzz-findings/`;
-
-/** The built CLI as a user runs it, the input on standard input. */
-function validateProcess(
-  args: string[],
-  stdin: string,
-): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [`--max-old-space-size=${VALIDATE_HEAP_MB}`, builtCli(), 'validate', ...args], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  child.stdin.end(stdin);
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) =>
-      resolve({ code: code ?? (signal === null ? -1 : 128), stdout, stderr, ms: performance.now() - started }),
-    ),
-  );
-}
 
 describe('e2e: coverage-guided fuzzing of staticsite validate', function () {
   this.timeout(SECONDS * 1000 + 120_000);
@@ -79,7 +53,10 @@ describe('e2e: coverage-guided fuzzing of staticsite validate', function () {
       .filter((c) => c.path.startsWith('validate '));
     for (const c of cases) {
       it(c.file, async () => {
-        const answer = await validateProcess(argsOf(c.path), c.body);
+        const answer = await runBuiltCli(['validate', ...argsOf(c.path)], {
+          stdin: c.body,
+          nodeArgs: [`--max-old-space-size=${VALIDATE_HEAP_MB}`],
+        });
         expect(problemsOf(c.path, answer, Number.POSITIVE_INFINITY)).to.deep.equal([]);
         expect([0, 1, 2]).to.include(answer.code);
       });

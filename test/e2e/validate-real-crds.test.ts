@@ -5,24 +5,10 @@
  * examples must get are the API server's (test/e2e/real-crds.test.ts compares the same examples with
  * the server); here the CLI must give them from its entry point.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
-import { builtCli } from '../../devenv/webhook-process.ts';
-
-function staticsite(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [builtCli(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    stderr += d;
-  });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+import { runBuiltCli } from '../support/built-cli.ts';
 
 describe('e2e: staticsite validate with a real project CRD folder (Gateway API), the built CLI', function () {
   this.timeout(600_000); // the first run downloads the module
@@ -31,7 +17,7 @@ describe('e2e: staticsite validate with a real project CRD folder (Gateway API),
     const dir = await thirdPartyModuleDir('gateway-api');
     const crds = join(dir, 'config', 'crd', 'standard');
     const examples = join(dir, 'examples', 'standard');
-    const r = await staticsite([
+    const r = await runBuiltCli([
       'validate',
       '--crd',
       crds,
