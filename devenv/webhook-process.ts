@@ -27,6 +27,11 @@ export interface WebhookProcessOptions {
   args?: string[];
   /** Node's own flags, before the CLI (e.g. --inspect). */
   nodeArgs?: string[];
+  /**
+   * Without the test run's V8 coverage (NODE_V8_COVERAGE instruments every block it runs): for a
+   * test that measures the process's CPU time, which must be what ships.
+   */
+  uninstrumented?: boolean;
 }
 
 /** `staticsite webhook` as a child process on loopback ports, ready when /readyz answers 200. */
@@ -69,7 +74,8 @@ export class WebhookProcess {
       ...(options.args ?? []),
     ];
     const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));
-    const env = { ...process.env, ...options.env };
+    // Present and undefined: spawn passes the parent's NODE_V8_COVERAGE on unless the key is there.
+    const env = { ...process.env, ...(options.uninstrumented ? { NODE_V8_COVERAGE: undefined } : {}), ...options.env };
     const proc = new ManagedProcess('webhook', process.execPath, args, join(logDir, 'webhook.log'), env);
     const secure = options.kubeconfig !== undefined && !(options.args ?? []).includes('--metrics-secure=false');
     const webhook = new WebhookProcess(port, metricsPort, proc, secure ? 'https' : 'http');
