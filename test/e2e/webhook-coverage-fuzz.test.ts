@@ -44,7 +44,7 @@ describe('e2e: coverage-guided fuzzing of the shipped webhook', function () {
       if (certs) await rm(certs.dir, { recursive: true, force: true });
     });
 
-    it('a review shows the blocks it ran in a review worker; the same review again shows no new ones', async () => {
+    it('a review shows the blocks it ran in a review worker; repeats of it soon show no new ones', async () => {
       const seen = new Set<string>();
       const fresh = async (body: string) => {
         await client.raw('/validate', body);
@@ -57,9 +57,11 @@ describe('e2e: coverage-guided fuzzing of the shipped webhook', function () {
       };
       const first = await fresh(create);
       expect(first).to.be.greaterThan(100);
-      // Both workers: the second sees what the first did, now in a different worker.
-      await fresh(create);
-      expect(await fresh(create)).to.equal(0);
+      // The signal saturates: repeats of one review soon add nothing. Not always the very next one: a
+      // timer or a connection's idle branch may run between two reviews on a loaded machine.
+      const repeats: number[] = [];
+      while (repeats.length < 6 && repeats.at(-1) !== 0) repeats.push(await fresh(create));
+      expect(repeats.at(-1), `new blocks per repeat: ${repeats.join(', ')}`).to.equal(0);
       // A review that fails the CEL rule runs code the allowed one did not.
       const prodOneReplica = create.replace('"content": "<h1>shop</h1>"', '"content": "x", "tier": "prod"');
       expect(await fresh(prodOneReplica)).to.be.greaterThan(0);
