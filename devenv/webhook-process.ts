@@ -6,6 +6,7 @@ import { ManagedProcess } from './managed-process.ts';
 import { observedStatus } from './observed.ts';
 import { packageRoot } from './package-root.ts';
 import { freePort } from './ports.ts';
+import { uninstrumentedEnv } from './uninstrumented-env.ts';
 
 /** The built CLI, as the image and `npm install` run it (`node dist/bin/staticsite.js`, one bundle). */
 export function builtCli(): string {
@@ -74,8 +75,7 @@ export class WebhookProcess {
       ...(options.args ?? []),
     ];
     const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));
-    // Present and undefined: spawn passes the parent's NODE_V8_COVERAGE on unless the key is there.
-    const env = { ...process.env, ...(options.uninstrumented ? { NODE_V8_COVERAGE: undefined } : {}), ...options.env };
+    const env = { ...(options.uninstrumented ? uninstrumentedEnv(process.env) : process.env), ...options.env };
     const proc = new ManagedProcess('webhook', process.execPath, args, join(logDir, 'webhook.log'), env);
     const secure = options.kubeconfig !== undefined && !(options.args ?? []).includes('--metrics-secure=false');
     const webhook = new WebhookProcess(port, metricsPort, proc, secure ? 'https' : 'http');

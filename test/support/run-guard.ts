@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { uninstrumentedEnv } from '../../devenv/uninstrumented-env.ts';
 import { commandLineOf, environOf, parentOf } from './process-table.ts';
 
 /**
@@ -48,7 +49,7 @@ export function guardTestRun(): void {
     // from this process: when this process is gone, however, the pipe closes.
     // No coverage of its own: it outlives the runner, and c8 reads the coverage folder as soon as the
     // runner has exited.
-    { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env: withoutCoverage(process.env) },
+    { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env: uninstrumentedEnv(process.env) },
   );
   reaper.unref();
   (reaper.stdin as unknown as { unref?: () => void }).unref?.();
@@ -56,11 +57,6 @@ export function guardTestRun(): void {
   // either run's end ends its processes.
   process.env[RUN_MARKER] = [process.env[RUN_MARKER], id].filter(Boolean).join(',');
   process.env[RUN_DIR] = dir;
-}
-
-function withoutCoverage(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { NODE_V8_COVERAGE: _coverage, ...rest } = env;
-  return rest;
 }
 
 /**
