@@ -1,6 +1,6 @@
 import type { CustomResourceDefinition } from '../api/crd.ts';
 import type { CrdTarget, RuleRunner } from './admission.ts';
-import { invalidMessage } from './apimachinery/field-error.ts';
+import { type FieldError, invalidMessage } from './apimachinery/field-error.ts';
 import { jsonEqual } from './apimachinery/json-value.ts';
 import { type CompiledRules, compileRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
@@ -26,6 +26,13 @@ export interface CompiledCrdVersion {
 /** The CRD cannot be used: no such version, no schema, or rules the API server would refuse. */
 export class CrdVersionError extends Error {
   override name = 'CrdVersionError';
+  /** The field errors of a CRD the API server would refuse (empty when the version is missing). */
+  readonly errors: readonly FieldError[];
+
+  constructor(message: string, errors: readonly FieldError[] = []) {
+    super(message);
+    this.errors = errors;
+  }
 }
 
 export interface CompileCrdOptions {
@@ -74,13 +81,13 @@ export function compileCrdVersion(
   // Structural-schema errors first: with any of them the API server does not compile the rules.
   const patternErrors = invalidPatterns(openAPIV3Schema, basePath);
   if (patternErrors.length > 0) {
-    throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', patternErrors));
+    throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', patternErrors), patternErrors);
   }
   const { compiled: rules, errors } = compileRules(openAPIV3Schema, {
     basePath,
     ...(options.environment && { environment: options.environment }),
   });
-  if (errors.length > 0) throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', errors));
+  if (errors.length > 0) throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', errors), errors);
   return {
     schema: compileSchema(openAPIV3Schema, { subresources: chosen.subresources }),
     rules,

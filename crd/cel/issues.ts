@@ -46,7 +46,11 @@ const RENAMED_BACK = new Map([...OVERRIDDEN_STRING_FUNCTIONS].map(([from, to]) =
 
 /** marc type names -> cel-go's FormatCELType. */
 export function celGoTypeName(t: string): string {
-  let s = t.trim();
+  // checker.FormatCELType names the two well-known types by their CEL kinds.
+  let s = t
+    .trim()
+    .replaceAll('google.protobuf.Duration', 'duration')
+    .replaceAll('google.protobuf.Timestamp', 'timestamp');
   s = s.replace(/\b(list|map|optional)<([^<>]*)>/g, (_m, kind: string, inner: string) => {
     const k = kind === 'optional' ? 'optional_type' : kind;
     return `${k}(${inner})`;

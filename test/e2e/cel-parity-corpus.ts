@@ -919,6 +919,18 @@ add(
   'x',
 );
 
+// ---- int() and string() of durations and timestamps; format-typed strings in checker messages
+const durationStr: JSONSchemaProps = { type: 'string', format: 'duration', maxLength: 32 };
+const dateTimeStr: JSONSchemaProps = { type: 'string', format: 'date-time', maxLength: 40 };
+add('conversions', durationStr, 'int(self) == 5400000000000', '1h30m');
+add('conversions', durationStr, "string(self) == '5400s'", '1h30m');
+add('conversions', durationStr, "string(self) == '0.000000001s'", '1ns');
+add('conversions', durationStr, "string(self) == '-1.5s'", '-1500ms');
+add('conversions', dateTimeStr, 'int(self) == 1', '1970-01-01T00:00:01Z');
+add('conversions', dateTimeStr, 'int(self) == -1', '1969-12-31T23:59:59.5Z');
+add('conversions', dateTimeStr, "string(self) == '2020-01-01T00:00:00.5Z'", '2020-01-01T00:00:00.5Z');
+add('conversions', str, "int(duration(self)) > 0 && string(duration(self)) != ''", '90s');
+
 export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
 
 // ---- compile-time errors: each is one CRD schema under spec
@@ -1013,4 +1025,7 @@ bad('type', str, "'%s is %d years'.format([self, dyn(3)]) == 'tom is 3 years'");
 bad('type', str, 'quantity(self).sign() == 1');
 bad('oldSelf', { type: 'array', items: withRules(str, { rule: 'self == oldSelf', message: 'item immutable' }) });
 
+bad('type', { type: 'string', format: 'duration', maxLength: 10 }, "self.startsWith('a')");
+bad('type', { type: 'string', format: 'date', maxLength: 10 }, "self.contains('-')");
+bad('type', { type: 'string', format: 'date-time', maxLength: 40 }, 'self.size() > 1');
 export const COMPILE_CASES: readonly CompileCase[] = compileCases;

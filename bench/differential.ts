@@ -1,0 +1,52 @@
+/**
+ * The long differential run: generated CRDs and objects (test/fixtures/differential) through the Go
+ * oracle (kube-apiserver's apiextensions code at the control plane's version) and through the
+ * engine. Reports cases per second, how many CRDs the server's code refused, and mismatches by
+ * class with the first example of each (shrunk by fast-check to a minimal case).
+ * Run: npm run bench:differential -- [cases] [seed]
+ */
+import { cpus, loadavg } from 'node:os';
+import fc from 'fast-check';
+import { CrdOracle } from '../devenv/crd-oracle.ts';
+import { caseArb, type Mismatch, runCase } from '../test/fixtures/differential/differential.ts';
+
+const cases = Number(process.argv[2] ?? 100_000);
+const seed = Number(process.argv[3] ?? 20261203);
+const oracle = await CrdOracle.start();
+const byClass = new Map<string, { count: number; first: string }>();
+let run = 0;
+let refused = 0;
+const started = performance.now();
+const load = loadavg()[0];
+await fc.assert(
+  fc.asyncProperty(caseArb, async (c) => {
+    const outcome = await runCase(oracle, c);
+    run++;
+    if (outcome.crdRefused) refused++;
+    if (run % 5000 === 0) process.stderr.write(`${run} cases, ${byClass.size} mismatch classes\n`);
+    const m: Mismatch | undefined = outcome.mismatch;
+    if (m) {
+      const key = `${m.class}: ${(m.differences[0] ?? '').slice(0, 60)}`;
+      const entry = byClass.get(key) ?? {
+        count: 0,
+        first: JSON.stringify({ case: outcome.request, differences: m.differences }),
+      };
+      entry.count++;
+      byClass.set(key, entry);
+    }
+    return true;
+  }),
+  { seed, numRuns: cases },
+);
+const seconds = (performance.now() - started) / 1000;
+await oracle.close();
+console.log(
+  `seed ${seed}: ${run} cases in ${seconds.toFixed(1)} s (${(run / seconds).toFixed(0)}/s), ${refused} CRDs refused by the server's code`,
+);
+console.log(
+  `machine: ${cpus().length} CPUs (${cpus()[0]?.model}), load ${load?.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end`,
+);
+console.log(`mismatches: ${[...byClass.values()].reduce((n, e) => n + e.count, 0)}`);
+for (const [k, e] of [...byClass].sort((a, b) => b[1].count - a[1].count)) {
+  console.log(`\n${e.count} × ${k}\n  ${e.first.slice(0, 3000)}`);
+}
