@@ -20,6 +20,8 @@ export interface OracleRequest {
   object?: unknown;
   /** The stored object of an update, as a GET returns it. */
   oldObject?: unknown;
+  /** Replaces the random suffix of a name made from metadata.generateName, so that answers repeat. */
+  nameSuffix?: string;
 }
 
 /** What a client sees of one request (the shape of the parity suites' observations). */

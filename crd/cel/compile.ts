@@ -97,6 +97,8 @@ export interface CompileOptions {
   isResourceRoot?: boolean;
   /** The library environment to build on; create one with createCelEnvironment() and share it across CRDs. */
   environment?: CelEnvironment;
+  /** The N of the `selfType<N>` names in messages (the API server's clock nanoseconds). Default: this clock's. */
+  clockNanos?: () => number;
 }
 
 export interface CompileResult {
@@ -124,10 +126,43 @@ function observeCost(total: TotalCost, path: string, cost: number): void {
 
 interface Ctx {
   totalCost: TotalCost;
+  /** The nanoseconds within the current second, for the unstable selfType names. */
+  clockNanos: () => number;
   base: Environment;
   table: ObjectTypeTable;
   regexCache: RegexCache;
   errors: FieldError[];
+}
+
+/**
+ * The names cel-go prints for a node's object types in its messages: the node's own type is
+ * `selfType<N>` (N the clock's nanoseconds, fresh per node, so that no rule can depend on it), a
+ * field's `<parent>.<field>`, a list element's `<list>.@idx`, a map value's `<map>.@elem`
+ * (DeclType.MaybeAssignTypeName, apiextensions-apiserver schema/cel/compilation.go).
+ */
+function displayTypeNames(
+  ctx: Ctx,
+  decl: DeclType,
+  name: string,
+  out = new Map<string, string>(),
+): Map<string, string> {
+  if (decl.kind === 'object') {
+    const registered = ctx.table.typeName(ctx.base, decl);
+    if (out.has(registered)) return out;
+    out.set(registered, name);
+    for (const [celName, field] of decl.fields) displayTypeNames(ctx, field.type, `${name}.${celName}`, out);
+  } else if (decl.kind === 'list') displayTypeNames(ctx, decl.elem, `${name}.@idx`, out);
+  else if (decl.kind === 'map') displayTypeNames(ctx, decl.elem, `${name}.@elem`, out);
+  return out;
+}
+
+/** Puts the display names into a compile message's text, never into the rule's echoed source lines. */
+function withDisplayNames(message: string, names: ReadonlyMap<string, string>): string {
+  if (names.size === 0) return message;
+  return message
+    .split('\n')
+    .map((line) => (line.startsWith(' | ') ? line : line.replace(/\bObject\d+\b/g, (n) => names.get(n) ?? n)))
+    .join('\n');
 }
 
 function registerAllObjectTypes(env: Environment, table: ObjectTypeTable, decl: DeclType | undefined): void {
@@ -177,6 +212,11 @@ function compileNode(
   const compiledRules: CompiledRule[] = [];
   if (rules.length > 0) {
     const selfType = ctx.table.typeName(ctx.base, decl);
+    let names: Map<string, string> | undefined;
+    const typeNames = () => {
+      names ??= displayTypeNames(ctx, decl, `selfType${ctx.clockNanos()}`);
+      return names;
+    };
     let plainEnv: Environment | undefined;
     let optionalEnv: Environment | undefined;
     const envFor = (optional: boolean) => {
@@ -271,7 +311,8 @@ function compileNode(
         );
       }
       if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.rule`, cost);
-      if (checked.issue !== undefined) compiled.error = `compilation failed: ${checked.issue}`;
+      if (checked.issue !== undefined)
+        compiled.error = `compilation failed: ${withDisplayNames(checked.issue, typeNames())}`;
       else if (checked.type !== 'bool') compiled.error = 'cel expression must evaluate to a bool';
       else if (checked.instantiationError !== undefined)
         compiled.error = `program instantiation failed: ${checked.instantiationError}`;
@@ -285,7 +326,8 @@ function compileNode(
       if (rule.messageExpression !== undefined && rule.messageExpression !== '') {
         const message = checkExpression(env, rule.messageExpression, ctx.regexCache, DECLARED_VARIABLES);
         let messageError: string | undefined;
-        if (message.issue !== undefined) messageError = `messageExpression compilation failed: ${message.issue}`;
+        if (message.issue !== undefined)
+          messageError = `messageExpression compilation failed: ${withDisplayNames(message.issue, typeNames())}`;
         else if (message.type !== 'string') messageError = 'messageExpression must evaluate to a string';
         else if (message.instantiationError !== undefined) {
           messageError = `messageExpression instantiation failed: ${message.instantiationError}`;
@@ -405,6 +447,10 @@ function compileNode(
   };
 }
 
+function clockNanos(): number {
+  return Number(process.hrtime.bigint() % 1_000_000_000n);
+}
+
 /** Compiles the CEL rules of a structural schema: the compiled tree for evaluate() plus the CRD-time errors. */
 export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileOptions = {}): CompileResult {
   const shared = options.environment ?? createCelEnvironment();
@@ -420,7 +466,7 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
   const totalCost: TotalCost = { total: 0, mostExpensive: [] };
   const basePath = options.basePath ?? 'openAPIV3Schema';
   const root = compileNode(
-    { base, table, regexCache, errors, totalCost },
+    { base, table, regexCache, errors, totalCost, clockNanos: options.clockNanos ?? clockNanos },
     openAPIV3Schema,
     decl,
     isRoot,

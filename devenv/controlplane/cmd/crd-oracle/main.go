@@ -65,6 +65,8 @@ type request struct {
 	FieldValidation string          `json:"fieldValidation"`
 	Object          json.RawMessage `json:"object"`
 	OldObject       json.RawMessage `json:"oldObject"`
+	// NameSuffix, when set, replaces the random suffix of a generated name, so that answers repeat.
+	NameSuffix string `json:"nameSuffix"`
 }
 
 // observation has the shape of what a client sees: status code, message, causes, warnings, object.
@@ -457,18 +459,23 @@ func admitObject(crd *apiextensionsv1.CustomResourceDefinition, req request) (ob
 	if len(req.OldObject) > 0 {
 		return sv.update(ctx, obj, req.OldObject, namespace, rec)
 	}
-	return sv.create(ctx, obj, namespace, rec)
+	return sv.create(ctx, obj, namespace, req.NameSuffix, rec)
 }
 
-func (sv *servedVersion) create(ctx context.Context, obj *unstructured.Unstructured, namespace string, rec *warnings) (observation, error) {
+func (sv *servedVersion) create(ctx context.Context, obj *unstructured.Unstructured, namespace, nameSuffix string, rec *warnings) (observation, error) {
 	rest.WipeObjectMetaSystemFields(obj)
 	if err := rest.EnsureObjectNamespaceMatchesRequestNamespace(namespace, obj); err != nil {
 		return statusObservation(err, rec.list), nil
 	}
 	dedupOwnerReferences(obj, rec)
+	dropManagedFields(obj)
 	strategy := sv.strategy.(rest.RESTCreateStrategy)
 	if len(obj.GetGenerateName()) > 0 && len(obj.GetName()) == 0 {
-		obj.SetName(strategy.GenerateName(obj.GetGenerateName()))
+		if nameSuffix != "" {
+			obj.SetName(obj.GetGenerateName() + nameSuffix)
+		} else {
+			obj.SetName(strategy.GenerateName(obj.GetGenerateName()))
+		}
 	}
 	rest.FillObjectMetaSystemFields(obj)
 	if err := rest.BeforeCreate(strategy, ctx, obj); err != nil {
@@ -490,6 +497,7 @@ func (sv *servedVersion) update(ctx context.Context, obj *unstructured.Unstructu
 		return statusObservation(err, rec.list), nil
 	}
 	dedupOwnerReferences(obj, rec)
+	dropManagedFields(obj)
 	if obj.GetResourceVersion() == "" && !sv.strategy.AllowUnconditionalUpdate(ctx) {
 		err := apierrors.NewInvalid(sv.gvk.GroupKind(), obj.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), obj.GetResourceVersion(), "must be specified for an update"),
@@ -512,6 +520,12 @@ func (sv *servedVersion) stored(obj *unstructured.Unstructured, rec *warnings) (
 		return observation{}, err
 	}
 	return observation{Code: http.StatusOK, Causes: []metav1.StatusCause{}, Warnings: orEmpty(rec.list), Object: data}, nil
+}
+
+// dropManagedFields stands for the handlers' field manager, which replaces the request's managed
+// fields with the ones it tracks (malformed ones are reset, not refused) before validation.
+func dropManagedFields(obj metav1.Object) {
+	obj.SetManagedFields(nil)
 }
 
 // dedupOwnerReferences is the handlers' dedupOwnerReferencesAndAddWarning before mutating admission.
