@@ -5,6 +5,7 @@ import { jsonEqual } from './apimachinery/json-value.ts';
 import { type CompiledRules, compileRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';
+import { validateDefaults } from './default-validation.ts';
 import { deprecationWarnings } from './deprecation.ts';
 import { type CompiledSchema, compileSchema } from './schema/compile.ts';
 import { invalidPatterns } from './schema/pattern-check.ts';
@@ -83,10 +84,15 @@ export function compileCrdVersion(
   if (patternErrors.length > 0) {
     throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', patternErrors), patternErrors);
   }
-  const { compiled: rules, errors } = compileRules(openAPIV3Schema, {
+  // Invalid defaults come next; with any of them the API server compiles no rule and reports
+  // only the rules' own field errors (reason, fieldPath, message).
+  const defaultErrors = validateDefaults(openAPIV3Schema, basePath, options.environment);
+  const { compiled: rules, errors: ruleErrors } = compileRules(openAPIV3Schema, {
     basePath,
+    compileExpressions: defaultErrors.length === 0,
     ...(options.environment && { environment: options.environment }),
   });
+  const errors = [...defaultErrors, ...ruleErrors];
   if (errors.length > 0) throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', errors), errors);
   return {
     schema: compileSchema(openAPIV3Schema, { subresources: chosen.subresources }),

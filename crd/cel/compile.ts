@@ -99,6 +99,11 @@ export interface CompileOptions {
   environment?: CelEnvironment;
   /** The N of the `selfType<N>` names in messages (the API server's clock nanoseconds). Default: this clock's. */
   clockNanos?: () => number;
+  /**
+   * False: only the errors the API server reports without compiling (reason, fieldPath, message
+   * checks), as it does when the schema's defaults are invalid. Default true.
+   */
+  compileExpressions?: boolean;
 }
 
 export interface CompileResult {
@@ -128,6 +133,8 @@ interface Ctx {
   totalCost: TotalCost;
   /** The nanoseconds within the current second, for the unstable selfType names. */
   clockNanos: () => number;
+  /** False: report only the rules' own field errors (the API server's nil CEL context). */
+  compileExpressions: boolean;
   base: Environment;
   table: ObjectTypeTable;
   regexCache: RegexCache;
@@ -318,6 +325,8 @@ function compileNode(
         compiled.error = `program instantiation failed: ${checked.instantiationError}`;
       if (compiled.error !== undefined) {
         celErrors.push(new FieldError('FieldValueInvalid', `${rulePath}.rule`, ruleValue(rule), compiled.error));
+        // A rule that does not compile uses no oldSelf, as far as the API server can tell.
+        if (rule.optionalOldSelf !== undefined) celErrors.push(optionalOldSelfUnused(rulePath, rule.optionalOldSelf));
         return;
       }
       compiled.program = checked.program;
@@ -368,18 +377,11 @@ function compileNode(
           );
         }
       } else if (rule.optionalOldSelf !== undefined) {
-        celErrors.push(
-          new FieldError(
-            'FieldValueInvalid',
-            `${rulePath}.optionalOldSelf`,
-            rule.optionalOldSelf,
-            'may not be set if oldSelf is not used in rule',
-          ),
-        );
+        celErrors.push(optionalOldSelfUnused(rulePath, rule.optionalOldSelf));
       }
     });
     append(ctx.errors, schemaErrors);
-    if (schemaErrors.length === 0) append(ctx.errors, celErrors);
+    if (schemaErrors.length === 0 && ctx.compileExpressions) append(ctx.errors, celErrors);
   }
 
   const properties = new Map<string, CompiledNode>();
@@ -447,6 +449,15 @@ function compileNode(
   };
 }
 
+function optionalOldSelfUnused(rulePath: string, value: boolean): FieldError {
+  return new FieldError(
+    'FieldValueInvalid',
+    `${rulePath}.optionalOldSelf`,
+    value,
+    'may not be set if oldSelf is not used in rule',
+  );
+}
+
 function clockNanos(): number {
   return Number(process.hrtime.bigint() % 1_000_000_000n);
 }
@@ -466,7 +477,15 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
   const totalCost: TotalCost = { total: 0, mostExpensive: [] };
   const basePath = options.basePath ?? 'openAPIV3Schema';
   const root = compileNode(
-    { base, table, regexCache, errors, totalCost, clockNanos: options.clockNanos ?? clockNanos },
+    {
+      base,
+      table,
+      regexCache,
+      errors,
+      totalCost,
+      clockNanos: options.clockNanos ?? clockNanos,
+      compileExpressions: options.compileExpressions ?? true,
+    },
     openAPIV3Schema,
     decl,
     isRoot,
@@ -474,7 +493,7 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
     1,
     undefined,
   );
-  if (totalCost.total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
+  if (options.compileExpressions !== false && totalCost.total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     for (const expensive of totalCost.mostExpensive) {
       errors.push(
         new FieldError(

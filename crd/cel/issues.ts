@@ -238,7 +238,12 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
     }
     case 'unknown_variable': {
       const name = /^Unknown variable: (.*)$/.exec(summary)?.[1] ?? '';
-      return displayIssue(input, offset, `undeclared reference to '${name}' (in container '')`);
+      const first = displayIssue(input, offset, `undeclared reference to '${name}' (in container '')`);
+      // `ns.f(x)` of a library the environment lacks: cel-go also reports the function, at its call.
+      const call = /^\s*\.\s*([A-Za-z_]\w*)\s*\(/.exec(input.slice(offset + name.length));
+      if (!input.startsWith(name, offset) || !call?.[1]) return first;
+      const paren = offset + name.length + call[0].length - 1;
+      return `${first}\n${displayIssue(input, paren, `undeclared reference to '${call[1]}' (in container '')`)}`;
     }
     case 'cannot_index_type': {
       const type = /'(.*)'/.exec(summary)?.[1] ?? '';
