@@ -135,6 +135,10 @@ interface Ctx {
   clockNanos: () => number;
   /** False: report only the rules' own field errors (the API server's nil CEL context). */
   compileExpressions: boolean;
+  /** The rules' own field errors found so far, for the nodes above to know of those below. */
+  schemaErrorCount: number;
+  /** Nodes whose list type refuses their items (schema errors too, wherever the rules are). */
+  listTypeErrorPaths: readonly string[];
   base: Environment;
   table: ObjectTypeTable;
   regexCache: RegexCache;
@@ -217,6 +221,13 @@ function compileNode(
 ): CompiledNode | undefined {
   const rules = schema['x-kubernetes-validations'] ?? [];
   const compiledRules: CompiledRule[] = [];
+  // The rules' own field errors; compile and cost errors and costs count only when neither this
+  // node nor any node below it has such errors (the API server validates the children first, and
+  // compiles a node's rules only when its schema errors, its children's included, are none).
+  const schemaErrors: FieldError[] = [];
+  const celErrors: FieldError[] = [];
+  const costs: Array<[string, number]> = [];
+  const schemaErrorsBefore = ctx.schemaErrorCount;
   if (rules.length > 0) {
     const selfType = ctx.table.typeName(ctx.base, decl);
     let names: Map<string, string> | undefined;
@@ -242,8 +253,6 @@ function compileNode(
       ['self', declSizeNode(decl)],
       ['oldSelf', declSizeNode(decl)],
     ]);
-    const schemaErrors: FieldError[] = [];
-    const celErrors: FieldError[] = [];
     rules.forEach((rule, i) => {
       const rulePath = `${path}.x-kubernetes-validations[${i}]`;
       const source = rule.rule ?? '';
@@ -317,7 +326,7 @@ function compileNode(
           ),
         );
       }
-      if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.rule`, cost);
+      costs.push([`${rulePath}.rule`, cost]);
       if (checked.issue !== undefined)
         compiled.error = `compilation failed: ${withDisplayNames(checked.issue, typeNames())}`;
       else if (checked.type !== 'bool') compiled.error = 'cel expression must evaluate to a bool';
@@ -360,7 +369,7 @@ function compileNode(
               ),
             );
           }
-          if (schemaErrors.length === 0) observeCost(ctx.totalCost, `${rulePath}.messageExpression`, messageCost);
+          costs.push([`${rulePath}.messageExpression`, messageCost]);
         }
       }
       if (rule.fieldPath !== undefined && rule.fieldPath !== '')
@@ -380,8 +389,6 @@ function compileNode(
         celErrors.push(optionalOldSelfUnused(rulePath, rule.optionalOldSelf));
       }
     });
-    append(ctx.errors, schemaErrors);
-    if (schemaErrors.length === 0 && ctx.compileExpressions) append(ctx.errors, celErrors);
   }
 
   const properties = new Map<string, CompiledNode>();
@@ -434,6 +441,13 @@ function compileNode(
       uncorrelatablePath,
     );
   }
+  append(ctx.errors, schemaErrors);
+  ctx.schemaErrorCount += schemaErrors.length;
+  const below = (p: string) => p === path || p.startsWith(`${path}.`);
+  if (ctx.schemaErrorCount === schemaErrorsBefore && !ctx.listTypeErrorPaths.some(below) && ctx.compileExpressions) {
+    append(ctx.errors, celErrors);
+    for (const [costPath, cost] of costs) observeCost(ctx.totalCost, costPath, cost);
+  }
   if (compiledRules.length === 0 && properties.size === 0 && !items && !additionalProperties) return undefined;
   return {
     decl,
@@ -447,6 +461,29 @@ function compileNode(
     items,
     additionalProperties,
   };
+}
+
+/** validateMapListKeysMapSet's first check: the items of a set or map list cannot be nullable. */
+function nullableSetOrMapItems(s: JSONSchemaProps, path: string, out: FieldError[] = []): FieldError[] {
+  const listType = s['x-kubernetes-list-type'];
+  if (s.items?.nullable && (listType === 'set' || listType === 'map')) {
+    out.push(
+      new FieldError(
+        'FieldValueForbidden',
+        `${path}.items.nullable`,
+        undefined,
+        `cannot be nullable when x-kubernetes-list-type is ${listType}`,
+      ),
+    );
+  }
+  if (s.items) nullableSetOrMapItems(s.items, `${path}.items`, out);
+  if (typeof s.additionalProperties === 'object') {
+    nullableSetOrMapItems(s.additionalProperties, `${path}.additionalProperties`, out);
+  }
+  for (const [name, prop] of Object.entries(s.properties ?? {})) {
+    nullableSetOrMapItems(prop, `${path}.properties[${name}]`, out);
+  }
+  return out;
 }
 
 function optionalOldSelfUnused(rulePath: string, value: boolean): FieldError {
@@ -470,12 +507,13 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
   const base = shared.env.clone();
   const table = new ObjectTypeTable();
   const isRoot = options.isResourceRoot ?? true;
-  const errors: FieldError[] = [];
+  const basePath = options.basePath ?? 'openAPIV3Schema';
+  const listTypeErrors = nullableSetOrMapItems(openAPIV3Schema, basePath);
+  const errors: FieldError[] = [...listTypeErrors];
   const decl = schemaDeclType(openAPIV3Schema, isRoot);
   if (!decl || !hasRules(openAPIV3Schema)) return { compiled: { objectClasses: table }, errors };
   registerAllObjectTypes(base, table, decl);
   const totalCost: TotalCost = { total: 0, mostExpensive: [] };
-  const basePath = options.basePath ?? 'openAPIV3Schema';
   const root = compileNode(
     {
       base,
@@ -485,6 +523,8 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
       totalCost,
       clockNanos: options.clockNanos ?? clockNanos,
       compileExpressions: options.compileExpressions ?? true,
+      schemaErrorCount: 0,
+      listTypeErrorPaths: listTypeErrors.map((e) => e.field),
     },
     openAPIV3Schema,
     decl,
