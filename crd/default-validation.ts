@@ -46,10 +46,12 @@ function checkDefault(walk: Walk, schema: JSONSchemaProps, path: string, resourc
     basePath: path,
     ...(walk.environment && { environment: walk.environment }),
   });
-  const withOld = evaluate(compiled, value, value, { basePath: at }).errors;
+  // The plain CEL validator: no ratcheting of an unchanged value here.
+  const options = { basePath: at, ratcheting: false };
+  const withOld = evaluate(compiled, value, value, options).errors;
   walk.errors.push(...withOld);
-  // Ratcheting: the default must also hold where there is no old value (create, uncorrelated update).
-  if (withOld.length === 0) walk.errors.push(...evaluate(compiled, value, undefined, { basePath: at }).errors);
+  // The default must also hold where there is no old value (create, uncorrelated update).
+  if (withOld.length === 0) walk.errors.push(...evaluate(compiled, value, undefined, options).errors);
 }
 
 function hasNestedRules(s: JSONSchemaProps): boolean {

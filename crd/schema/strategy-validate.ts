@@ -9,7 +9,7 @@ import type { CrdTarget, RuleRunner } from '../admission.ts';
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, type FieldErrorType, fieldErrors, NIL_PATH } from '../apimachinery/field-error.ts';
 import type { JsonObject } from '../apimachinery/json-value.ts';
-import { nameIsDnsSubdomain } from '../apimachinery/names.ts';
+import { nameIsDnsSubdomain, pathSegmentName } from '../apimachinery/names.ts';
 import type { CompiledSchema } from './compile.ts';
 import { Correlation } from './correlation.ts';
 import { validateEmbeddedResources } from './embedded.ts';
@@ -59,7 +59,21 @@ export function validate(
       }),
     );
   } else {
-    append(errors, validateObjectMetaUpdate(metadataOf(object), metadataOf(oldObject), 'metadata'));
+    // rest.ValidateUpdate: the common fields (ValidateObjectMetaAccessor with path-segment names,
+    // then ValidateObjectMetaAccessorUpdate), then the strategy's ObjectMeta update check, which
+    // runs ValidateObjectMetaAccessorUpdate again: a bad label on update is reported three times.
+    const meta = metadataOf(object);
+    const old = metadataOf(oldObject);
+    append(
+      errors,
+      validateObjectMeta(meta, 'metadata', {
+        requiresNamespace: target.namespaced,
+        nameFn: pathSegmentName,
+        nameMayBeGenerated: false,
+      }),
+    );
+    append(errors, validateObjectMetaUpdate(meta, old, 'metadata'));
+    append(errors, validateObjectMetaUpdate(meta, old, 'metadata'));
   }
   const correlation = oldObject ? new Correlation(object, oldObject, compiled.root) : undefined;
   append(errors, toFieldErrors(validateAgainstSchema(compiled.root, object, correlation)));

@@ -12,7 +12,6 @@ import { durationToNanos } from '../duration.ts';
 import { celCompare } from './compare.ts';
 
 const NANOS_PER_SECOND = 1_000_000_000n;
-
 /** Go's time.Duration.Seconds() as float64, printed with strconv 'f', -1, then "s". */
 function durationString(d: Duration): string {
   const nanos = durationToNanos(d);
