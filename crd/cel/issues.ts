@@ -147,6 +147,11 @@ function overloadMessage(summary: string): string | undefined {
       .filter((x) => x !== '')
       .map(celGoTypeName)
       .join(', ');
+    // Library namespaces are receiver objects here; cel-go names the function qualified (sets.contains).
+    const namespace = m[1] !== undefined ? /^(\w+)Namespace$/.exec(m[1])?.[1] : undefined;
+    if (namespace !== undefined) {
+      return `found no matching overload for '${namespace.toLowerCase()}.${name}' applied to '(${args})'`;
+    }
     return m[1] !== undefined
       ? `found no matching overload for '${name}' applied to '${celGoTypeName(m[1])}.(${args})'`
       : `found no matching overload for '${name}' applied to '(${args})'`;
@@ -228,6 +233,19 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
   const node = error.node ?? {};
   const summary = error.summary ?? error.message.split('\n')[0] ?? '';
   const offset = celGoOffset(node, input);
+  const ternary = /^Ternary branches must have the same type, got '(.+)' and '(.+)'$/.exec(summary);
+  if (ternary) {
+    // cel-go checks _?_:_ as an overload, at the position of its '?'.
+    let at = offset;
+    for (let i = offset; i < input.length; i++) {
+      if (input[i] === '?' && !/[.[]\s*$/.test(input.slice(offset, i))) {
+        at = i;
+        break;
+      }
+    }
+    const types = `(bool, ${celGoTypeName(ternary[1] ?? '')}, ${celGoTypeName(ternary[2] ?? '')})`;
+    return displayIssue(input, at, `found no matching overload for '_?_:_' applied to '${types}'`);
+  }
   switch (error.code) {
     case 'no_such_overload':
     case 'no_matching_overload':

@@ -1026,6 +1026,14 @@ bad('type', str, 'quantity(self).sign() == 1');
 bad('oldSelf', { type: 'array', items: withRules(str, { rule: 'self == oldSelf', message: 'item immutable' }) });
 
 bad('type', { type: 'string', format: 'duration', maxLength: 10 }, "self.startsWith('a')");
+bad('type', str, '(self.size() > 0 ? self : 1) == 1');
+bad(
+  'type',
+  { type: 'array', maxItems: 3, items: { type: 'string', format: 'byte', maxLength: 4 } },
+  "sets.contains(self, ['a'])",
+);
+bad('type', num, 'math.ceil(self) == self');
+bad('type', str, "base64.decode(self).size() > 1 && self.startsWith('a')");
 bad('type', { type: 'string', format: 'date', maxLength: 10 }, "self.contains('-')");
 bad('type', { type: 'string', format: 'date-time', maxLength: 40 }, 'self.size() > 1');
 export const COMPILE_CASES: readonly CompileCase[] = compileCases;
