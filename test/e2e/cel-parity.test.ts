@@ -14,6 +14,7 @@ import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { testCluster } from '../support/shared.ts';
 import { singleVersionCrd } from '../support/single-version-crd.ts';
+import { withoutRules } from '../support/without-rules.ts';
 import { ADMISSION_CASES, type AdmissionCase, COMPILE_CASES } from './cel-parity-corpus.ts';
 
 /** Per-case results (read by bench/cel-library-judge.ts). */
@@ -34,16 +35,6 @@ function rootSchema(spec: JSONSchemaProps): JSONSchemaProps {
 
 function crd(plural: string, kind: string, schema: JSONSchemaProps): CustomResourceDefinition {
   return singleVersionCrd(GROUP, kind, plural, schema);
-}
-
-function stripRules(s: JSONSchemaProps): JSONSchemaProps {
-  const { 'x-kubernetes-validations': _, ...rest } = s;
-  const out: JSONSchemaProps = { ...rest };
-  if (s.properties)
-    out.properties = Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, stripRules(v)]));
-  if (s.items) out.items = stripRules(s.items);
-  if (typeof s.additionalProperties === 'object') out.additionalProperties = stripRules(s.additionalProperties);
-  return out;
 }
 
 function customResource(name: string, value: unknown, spec: Record<string, unknown> = { [name]: value }) {
@@ -98,7 +89,7 @@ describe('e2e: CEL parity with the API server', function () {
     const withoutRatchetRules = rootSchema({
       type: 'object',
       properties: Object.fromEntries(
-        ADMISSION_CASES.map((c, i) => [`c${i}`, c.storedBeforeRules ? stripRules(c.schema) : c.schema]),
+        ADMISSION_CASES.map((c, i) => [`c${i}`, c.storedBeforeRules ? withoutRules(c.schema) : c.schema]),
       ),
     });
     await installCrd(cp.admin, crd(PLURAL, KIND, withoutRatchetRules));

@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { CustomResourceDefinition, JSONSchemaProps } from '../../api/index.ts';
 import { CrdOracle, type OracleObservation } from '../../devenv/crd-oracle.ts';
-import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
+import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import type { KubeHttp } from '../../devenv/kube-http.ts';
 import { caseArb, type DifferentialCase } from '../fixtures/differential/differential.ts';
 import { PARITY_CASES, UPDATE_CASES } from '../fixtures/schema/parity-cases.ts';
@@ -21,15 +21,10 @@ import {
   observeServer,
   PARITY_NAMESPACE,
   RATCHET_PATH,
+  storeRatchetOldObjects,
   stripStamps,
 } from '../fixtures/schema/parity-compare.ts';
-import {
-  PARITY_CRDS,
-  PARITY_GROUP,
-  PARITY_VERSION,
-  ratchetLooseCrd,
-  ratchetTightCrd,
-} from '../fixtures/schema/parity-crds.ts';
+import { PARITY_CRDS, PARITY_VERSION, ratchetTightCrd } from '../fixtures/schema/parity-crds.ts';
 import { fuzzCases } from '../fixtures/schema/parity-fuzz.ts';
 import { testCluster } from '../support/shared.ts';
 import { singleVersionCrd } from '../support/single-version-crd.ts';
@@ -112,25 +107,7 @@ describe('e2e: the Go oracle gives the API server answers', function () {
   });
 
   it('updates after a schema change: ratcheting as the server does it', async () => {
-    await installCrd(client, ratchetLooseCrd);
-    for (const [i, c] of UPDATE_CASES.entries()) {
-      await client.must('POST', RATCHET_PATH, {
-        apiVersion: `${PARITY_GROUP}/${PARITY_VERSION}`,
-        kind: 'Ratchet',
-        metadata: { name: `oracle-${i}`, namespace: PARITY_NAMESPACE },
-        spec: c.old,
-      });
-    }
-    await installCrd(client, ratchetTightCrd);
-    await eventually('the tightened Ratchet schema in effect', async () => {
-      const probe = {
-        apiVersion: `${PARITY_GROUP}/${PARITY_VERSION}`,
-        kind: 'Ratchet',
-        metadata: { name: 'probe' },
-        spec: { name: 'long' },
-      };
-      return (await client.post(RATCHET_PATH, probe, { query: { dryRun: 'All' } })).status === 422;
-    });
+    await storeRatchetOldObjects(client, 'oracle-');
     const different: string[] = [];
     for (const [i, c] of UPDATE_CASES.entries()) {
       const path = `${RATCHET_PATH}/oracle-${i}`;
