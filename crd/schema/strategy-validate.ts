@@ -72,8 +72,10 @@ export function validate(
         nameMayBeGenerated: false,
       }),
     );
-    append(errors, validateObjectMetaUpdate(meta, old, 'metadata'));
-    append(errors, validateObjectMetaUpdate(meta, old, 'metadata'));
+    // The same check twice gives the same errors: computed once (a hostile review's labels are costly).
+    const update = validateObjectMetaUpdate(meta, old, 'metadata');
+    append(errors, update);
+    append(errors, update);
   }
   const correlation = oldObject ? new Correlation(object, oldObject, compiled.root) : undefined;
   append(errors, toFieldErrors(validateAgainstSchema(compiled.root, object, correlation)));
