@@ -1,3 +1,8 @@
+import type {
+  CustomResourceDefinition,
+  CustomResourceDefinitionVersion,
+  WebhookClientConfig,
+} from '../kube/apiextensions.ts';
 import {
   CONVERT_PATH,
   CRD_NAME,
@@ -13,52 +18,7 @@ import {
   STORAGE_VERSION,
   WEBHOOK_SERVICE_NAME,
 } from './constants.ts';
-import type { JSONSchemaProps } from './openapi.ts';
 import { type SchemaOptions, staticSiteSchema } from './schema.ts';
-
-export interface WebhookClientConfig {
-  url?: string;
-  service?: { namespace: string; name: string; path?: string; port?: number };
-  caBundle?: string;
-}
-
-export interface CustomResourceDefinitionVersion {
-  name: string;
-  served: boolean;
-  storage: boolean;
-  /** Requests for this version get a deprecation warning (deprecationWarning, or the API server's default). */
-  deprecated?: boolean;
-  deprecationWarning?: string;
-  schema: { openAPIV3Schema: JSONSchemaProps };
-  subresources?: {
-    status?: Record<string, never>;
-    scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
-  };
-  additionalPrinterColumns?: Array<{
-    name: string;
-    type: string;
-    jsonPath: string;
-    description?: string;
-    priority?: number;
-    format?: string;
-  }>;
-}
-
-export interface CustomResourceDefinition {
-  apiVersion: 'apiextensions.k8s.io/v1';
-  kind: 'CustomResourceDefinition';
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: {
-    group: string;
-    names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[] };
-    scope: 'Namespaced' | 'Cluster';
-    versions: CustomResourceDefinitionVersion[];
-    conversion?: {
-      strategy: 'None' | 'Webhook';
-      webhook?: { conversionReviewVersions: string[]; clientConfig: WebhookClientConfig };
-    };
-  };
-}
 
 export interface CrdOptions extends SchemaOptions {
   /** Only v1, no conversion webhook: validation carried by the schema alone. */
@@ -131,9 +91,4 @@ export function buildCrd(options: CrdOptions = {}): CustomResourceDefinition {
           },
     },
   };
-}
-
-/** The schema of one served version of a CRD, or undefined when the CRD does not serve it. */
-export function versionSchema(crd: CustomResourceDefinition, version: string): JSONSchemaProps | undefined {
-  return crd.spec.versions.find((v) => v.name === version && v.served)?.schema.openAPIV3Schema;
 }

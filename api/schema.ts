@@ -1,3 +1,4 @@
+import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import {
   CONTENT_MAX_LENGTH,
   DEFAULT_REPLICAS,
@@ -14,7 +15,6 @@ import {
   TIER_IMMUTABLE_RULE,
   TIERS,
 } from './constants.ts';
-import type { JSONSchemaProps } from './openapi.ts';
 
 export interface SchemaOptions {
   /** Leave out every `x-kubernetes-validations` rule (the "webhook-only" variant). */

@@ -14,8 +14,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { buildCrd } from '../api/index.ts';
-import type { JSONSchemaProps } from '../api/openapi.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
+import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { widgetCrd } from '../test/fixtures/widget-crd.ts';
 
 const rounds = Number(process.argv[2] ?? 5);

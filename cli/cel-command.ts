@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import type { JSONSchemaProps } from '../api/openapi.ts';
 import { evaluateExpression } from '../crd/cel/index.ts';
+import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
 export const celUsage = 'staticsite cel EXPR [--self JSON] [--old-self JSON] [--schema JSON] [-o json|text]';

@@ -1,6 +1,7 @@
 export { KubeApi } from '../kube/api-client.ts';
 export { type Clock, SystemClock } from '../kube/clock.ts';
-export { type ClusterConfig, loadClusterConfig } from '../kube/cluster-config.ts';
+export type { ClusterConfig } from '../kube/cluster.ts';
+export { loadClusterConfig } from '../kube/cluster-config.ts';
 export { type Check, type CheckResult, ProbesServer } from '../kube/probes-server.ts';
 export { TokenBucket } from '../kube/token-bucket.ts';
 export { HttpsTransport } from '../kube/transport.ts';

@@ -1,4 +1,4 @@
-import type { CustomResourceDefinition } from '../api/crd.ts';
+import type { CustomResourceDefinition } from '../kube/apiextensions.ts';
 import type { CrdTarget, RuleRunner } from './admission.ts';
 import { type FieldError, invalidMessage } from './apimachinery/field-error.ts';
 import { jsonEqual } from './apimachinery/json-value.ts';

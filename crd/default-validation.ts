@@ -9,7 +9,7 @@
  * Not covered: defaults inside an embedded resource's metadata, apiVersion or kind (the server
  * checks them as ObjectMeta), and the shared runtime cost budget across defaults.
  */
-import type { JSONSchemaProps } from '../api/openapi.ts';
+import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { type FieldError, fieldErrors } from './apimachinery/field-error.ts';
 import { jsonEqual } from './apimachinery/json-value.ts';
 import { compileRules } from './cel/compile.ts';

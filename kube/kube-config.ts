@@ -3,7 +3,7 @@
 import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from './clock.ts';
-import type { ClusterConfig } from './cluster-config.ts';
+import type { ClusterConfig } from './cluster.ts';
 
 /** How long client-node's headers are reused before it is asked again (exec plugins, token files). */
 const AUTH_REFRESH_MS = 30_000;

@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
 import type { Clock } from './clock.ts';
-import type { ClusterConfig } from './cluster-config.ts';
+import type { ClusterConfig, TlsOptions } from './cluster.ts';
 import { parseWarningHeaders, warningHeaderValues } from './warnings.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -71,12 +71,6 @@ export interface HttpsTransportOptions {
    */
   requestTimeoutMs?: number;
 }
-
-/** TLS material for the API server's connections, as node:https takes it. */
-export type TlsOptions = Pick<
-  HttpsRequestOptions,
-  'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'servername' | 'rejectUnauthorized'
->;
 
 /** An API server reached without a kubeconfig: its URL, TLS material and fixed authentication headers. */
 export interface DirectConnection {

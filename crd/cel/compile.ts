@@ -6,7 +6,7 @@
  * pkg/apis/apiextensions/validation/validation.go (CRD-time messages, cost limits).
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import type { JSONSchemaProps, ValidationRule } from '../../api/openapi.ts';
+import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
 import { append } from '../apimachinery/append.ts';
 import { FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { GoStruct } from '../apimachinery/go-struct.ts';

@@ -5,7 +5,7 @@
  * Source: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/validation.go.
  */
 import { Optional } from '@marcbachmann/cel-js';
-import type { ValidationRule } from '../../api/openapi.ts';
+import type { ValidationRule } from '../../kube/apiextensions.ts';
 import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts';
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { goQuote } from '../apimachinery/go-format.ts';

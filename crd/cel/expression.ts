@@ -4,7 +4,7 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import type { JSONSchemaProps } from '../../api/openapi.ts';
+import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
 import { checkExpression } from './check.ts';
 import { PER_CALL_LIMIT } from './compile.ts';
 import { schemaDeclType } from './decl-types.ts';

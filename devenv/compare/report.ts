@@ -1,5 +1,7 @@
+import { WEBHOOK_ONLY_BEHAVIOURS } from './corpus.ts';
+import { type CaseResult, MODES, type Mode, type Outcome } from './outcome.ts';
 import type { RuleStatus } from './rules.ts';
-import { type CaseResult, type Comparison, MODES, type Mode, type Outcome, WEBHOOK_ONLY_BEHAVIOURS } from './run.ts';
+import type { Comparison } from './run.ts';
 
 const MODE_LIST = Object.keys(MODES) as Mode[];
 

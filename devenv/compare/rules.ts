@@ -1,4 +1,4 @@
-import type { Aspect, CaseResult, Mode, Outcome } from './run.ts';
+import type { Aspect, CaseResult, Mode, Outcome } from './outcome.ts';
 
 /** One rule of the StaticSite API, the corpus cases that exercise it, and what shows it is enforced. */
 export interface RuleSpec {

@@ -21,44 +21,10 @@ import { loopbackCerts } from '../webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../webhook-configs.ts';
 import { WebhookProcess } from '../webhook-process.ts';
 import { type CompareCase, WEBHOOK_ONLY_BEHAVIOURS, type WebhookOnlyBehaviour } from './corpus.ts';
+import { type Aspect, type CaseResult, type Difference, MODES, type Mode, type Outcome } from './outcome.ts';
 import { aspectValue, errorSet, type RuleRow, ruleTable } from './rules.ts';
 
-export const MODES = {
-  A: 'schema-only (CRD schema + CEL, no webhook)',
-  B: 'webhook-only (CRD without CEL + webhooks)',
-  C: 'both (production CRD + webhooks)',
-  D: 'direct (AdmissionReview posted to the webhook)',
-  E: 'validating policy (CRD without CEL + ValidatingAdmissionPolicy, no webhook)',
-  F: 'mutating policy (schema-only CRD + MutatingAdmissionPolicy, no webhook)',
-} as const;
-export type Mode = keyof typeof MODES;
 const MODE_LIST = Object.keys(MODES) as Mode[];
-
-export interface Outcome {
-  allowed: boolean;
-  code: number;
-  message: string;
-  warnings: string[];
-  spec: unknown;
-  finalizers: string[];
-  latencyMs: number;
-}
-
-export type Aspect = 'verdict' | 'message' | 'warnings' | 'spec' | 'finalizers';
-
-export interface Difference {
-  aspect: Aspect;
-  /** The modes whose value differs from A's. */
-  modes: Mode[];
-  /** The documented behaviour that explains it; undefined when nothing does. */
-  behaviour: WebhookOnlyBehaviour | undefined;
-}
-
-export interface CaseResult {
-  testCase: CompareCase;
-  outcomes: Record<Mode, Outcome>;
-  differences: Difference[];
-}
 
 export interface LatencySummary {
   samples: number;
@@ -476,5 +442,3 @@ export async function runComparison(
     rules: ruleTable(cases, MODE_LIST),
   };
 }
-
-export { WEBHOOK_ONLY_BEHAVIOURS };

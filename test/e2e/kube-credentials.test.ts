@@ -17,7 +17,8 @@ import { observedStatus } from '../../devenv/observed.ts';
 import { loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
 import { SystemClock } from '../../kube/clock.ts';
-import { type ClusterConfig, loadClusterConfig } from '../../kube/cluster-config.ts';
+import type { ClusterConfig } from '../../kube/cluster.ts';
+import { loadClusterConfig } from '../../kube/cluster-config.ts';
 import { HttpsTransport } from '../../kube/transport.ts';
 import { testCluster } from '../support/shared.ts';
 

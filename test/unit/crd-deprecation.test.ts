@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
-import type { CustomResourceDefinition } from '../../api/crd.ts';
 import { buildCrd } from '../../api/index.ts';
 import { run } from '../../cli/main.ts';
 import { defaultDeprecationWarning } from '../../crd/deprecation.ts';
+import type { CustomResourceDefinition } from '../../kube/apiextensions.ts';
 
 type Spec = CustomResourceDefinition['spec'];
 const widget = (versions: Array<{ name: string; served: boolean; deprecated?: boolean }>): Spec =>
