@@ -102,7 +102,7 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
   prepare(schema, object, oldObject);
   if (!oldObject) generateName(object, options.generateName);
 
-  const validated = validate(schema, object, oldObject, target, version.runRules, kind === target.kind);
+  const validated = validate(version, object, oldObject, kind);
   const { errors } = validated;
   append(warnings, validated.warnings);
   if (errors.length > 0) {

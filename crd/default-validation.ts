@@ -12,15 +12,13 @@
 import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { type FieldError, fieldErrors } from './apimachinery/field-error.ts';
 import { jsonEqual } from './apimachinery/json-value.ts';
-import { compileRules } from './cel/compile.ts';
+import { compileRules, hasRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';
 import { compileSchema } from './schema/compile.ts';
 import { toFieldErrors } from './schema/openapi-errors.ts';
 import { validateAgainstSchema } from './schema/openapi-validate.ts';
-import { pruneUnknownFields } from './schema/prune.ts';
-
-const META_FIELDS = new Set(['metadata', 'apiVersion', 'kind']);
+import { META_FIELDS, pruneUnknownFields } from './schema/prune.ts';
 
 interface Walk {
   environment: CelEnvironment | undefined;
@@ -40,7 +38,7 @@ function checkDefault(walk: Walk, schema: JSONSchemaProps, path: string, resourc
     walk.errors.push(...openapi);
     return;
   }
-  if (!schema['x-kubernetes-validations'] && !hasNestedRules(schema)) return;
+  if (!schema['x-kubernetes-validations'] && !hasRules(schema)) return;
   const { compiled } = compileRules(schema, {
     isResourceRoot: resourceRoot,
     basePath: path,
@@ -54,22 +52,31 @@ function checkDefault(walk: Walk, schema: JSONSchemaProps, path: string, resourc
   if (withOld.length === 0) walk.errors.push(...evaluate(compiled, value, undefined, options).errors);
 }
 
-function hasNestedRules(s: JSONSchemaProps): boolean {
-  if (s['x-kubernetes-validations']?.length) return true;
-  if (s.items && hasNestedRules(s.items)) return true;
-  if (typeof s.additionalProperties === 'object' && hasNestedRules(s.additionalProperties)) return true;
-  return Object.values(s.properties ?? {}).some(hasNestedRules);
+/** A schema node the walk visits. */
+interface DefaultsAt {
+  schema: JSONSchemaProps;
+  path: string;
+  /** The resource root, whose metadata, apiVersion and kind hold no checked defaults. */
+  resourceRoot: boolean;
+  /** Inside a resource's metadata, apiVersion or kind (checked as ObjectMeta by the server, not here). */
+  insideMeta: boolean;
 }
 
-function visit(walk: Walk, schema: JSONSchemaProps, path: string, resourceRoot: boolean, insideMeta: boolean): void {
+function visit(walk: Walk, at: DefaultsAt): void {
+  const { schema, path } = at;
   const embedded = schema['x-kubernetes-embedded-resource'] === true;
-  const isRoot = resourceRoot || embedded;
-  if (embedded) insideMeta = false;
+  const isRoot = at.resourceRoot || embedded;
+  const insideMeta = at.insideMeta && !embedded;
   if (schema.default !== undefined && schema.default !== null && !insideMeta) checkDefault(walk, schema, path, isRoot);
   // additionalProperties is not followed: defaults are forbidden there.
-  if (schema.items) visit(walk, schema.items, `${path}.items`, false, insideMeta);
+  if (schema.items) visit(walk, { schema: schema.items, path: `${path}.items`, resourceRoot: false, insideMeta });
   for (const [name, prop] of Object.entries(schema.properties ?? {})) {
-    visit(walk, prop, `${path}.properties[${name}]`, false, insideMeta || (isRoot && META_FIELDS.has(name)));
+    visit(walk, {
+      schema: prop,
+      path: `${path}.properties[${name}]`,
+      resourceRoot: false,
+      insideMeta: insideMeta || (isRoot && META_FIELDS.has(name)),
+    });
   }
 }
 
@@ -80,6 +87,6 @@ export function validateDefaults(
   environment?: CelEnvironment,
 ): FieldError[] {
   const walk: Walk = { environment, errors: [] };
-  visit(walk, openAPIV3Schema, basePath, true, false);
+  visit(walk, { schema: openAPIV3Schema, path: basePath, resourceRoot: true, insideMeta: false });
   return walk.errors;
 }

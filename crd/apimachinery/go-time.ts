@@ -83,80 +83,94 @@ export function parseRfc3339(input: string): TimeParse {
   return canonicalUtc(input) ?? parseGeneral(input);
 }
 
+interface Fields {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+  /** Minutes east of UTC. */
+  offset: number;
+}
+
+/** One element's parse: the text after it, and why it failed (a range error, or `bad`: it does not parse). */
+interface ElementParse {
+  rest: string;
+  range: string;
+  bad: boolean;
+}
+
+const unparsable = (rest: string): ElementParse => ({ rest, range: '', bad: true });
+
+/** 01, 02, 15, 04, 05: the two-digit fields (the hour may have one digit), seconds with an ignored fraction. */
+function parseTwoDigitElement(std: string, value: string, f: Fields): ElementParse {
+  const n = getnum(value, std !== '15');
+  if (!n) return unparsable(value);
+  const v = n[0];
+  let rest = n[1];
+  let range = '';
+  if (std === '01') {
+    f.month = v;
+    if (v <= 0 || v > 12) range = 'month';
+  } else if (std === '02') f.day = v;
+  else if (std === '15') {
+    f.hour = v;
+    if (v >= 24) range = 'hour';
+  } else if (std === '04') {
+    f.minute = v;
+    if (v >= 60) range = 'minute';
+  } else {
+    f.second = v;
+    if (v >= 60) range = 'second';
+    if (rest.length >= 2 && (rest[0] === '.' || rest[0] === ',') && isDigit(rest, 1)) {
+      let end = 2;
+      while (isDigit(rest, end)) end++;
+      rest = rest.slice(end);
+    }
+  }
+  return { rest, range, bad: false };
+}
+
+/** Z07:00: `Z` or a ±hh:mm offset. */
+function parseZone(value: string, f: Fields): ElementParse {
+  if (value.startsWith('Z')) return { rest: value.slice(1), range: '', bad: false };
+  if (value.length < 6 || value[3] !== ':') return unparsable(value);
+  const hr = getnum(value.slice(1, 3), true);
+  const mm = hr ? getnum(value.slice(4, 6), true) : undefined;
+  const rest = value.slice(6);
+  if (!hr || !mm || (value[0] !== '+' && value[0] !== '-')) return unparsable(rest);
+  let range = '';
+  if (hr[0] > 24) range = 'time zone offset hour';
+  if (mm[0] > 60) range = 'time zone offset minute';
+  f.offset = (value[0] === '-' ? -1 : 1) * (hr[0] * 60 + mm[0]);
+  return { rest, range, bad: false };
+}
+
+function parseElement(std: string, value: string, f: Fields): ElementParse {
+  if (std === '2006') {
+    if (value.length < 4 || !isDigit(value, 0) || !/^\d{4}/.test(value)) return unparsable(value);
+    f.year = Number(value.slice(0, 4));
+    return { rest: value.slice(4), range: '', bad: false };
+  }
+  if (std === 'Z07:00') return parseZone(value, f);
+  return parseTwoDigitElement(std, value, f);
+}
+
 function parseGeneral(input: string): TimeParse {
   let value = input;
-  const f = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, offset: 0 };
+  const f: Fields = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, offset: 0 };
   for (const { prefix, std } of ELEMENTS) {
     for (const c of prefix) {
       if (value.length === 0 || value[0] !== c) return { ok: false, error: parseError(input, prefix, value) };
       value = value.slice(1);
     }
     const hold = value;
-    let range = '';
-    let bad = false;
-    switch (std) {
-      case '2006':
-        if (value.length < 4 || !isDigit(value, 0) || !/^\d{4}/.test(value)) bad = true;
-        else {
-          f.year = Number(value.slice(0, 4));
-          value = value.slice(4);
-        }
-        break;
-      case '01':
-      case '02':
-      case '04':
-      case '05':
-      case '15': {
-        const n = getnum(value, std !== '15');
-        if (!n) {
-          bad = true;
-          break;
-        }
-        value = n[1];
-        const v = n[0];
-        if (std === '01') {
-          f.month = v;
-          if (v <= 0 || v > 12) range = 'month';
-        } else if (std === '02') f.day = v;
-        else if (std === '15') {
-          f.hour = v;
-          if (v >= 24) range = 'hour';
-        } else if (std === '04') {
-          f.minute = v;
-          if (v >= 60) range = 'minute';
-        } else {
-          f.second = v;
-          if (v >= 60) range = 'second';
-          if (value.length >= 2 && (value[0] === '.' || value[0] === ',') && isDigit(value, 1)) {
-            let n2 = 2;
-            while (isDigit(value, n2)) n2++;
-            value = value.slice(n2);
-          }
-        }
-        break;
-      }
-      default: {
-        if (value.startsWith('Z')) {
-          value = value.slice(1);
-          break;
-        }
-        if (value.length < 6 || value[3] !== ':') {
-          bad = true;
-          break;
-        }
-        const hr = getnum(value.slice(1, 3), true);
-        const mm = hr ? getnum(value.slice(4, 6), true) : undefined;
-        if (!hr || !mm || (value[0] !== '+' && value[0] !== '-')) bad = true;
-        else {
-          if (hr[0] > 24) range = 'time zone offset hour';
-          if (mm[0] > 60) range = 'time zone offset minute';
-          f.offset = (value[0] === '-' ? -1 : 1) * (hr[0] * 60 + mm[0]);
-        }
-        value = value.slice(6);
-      }
-    }
-    if (range !== '') return { ok: false, error: parseError(input, std, value, `: ${range} out of range`) };
-    if (bad) return { ok: false, error: parseError(input, std, hold) };
+    const element = parseElement(std, value, f);
+    value = element.rest;
+    if (element.range !== '')
+      return { ok: false, error: parseError(input, std, value, `: ${element.range} out of range`) };
+    if (element.bad) return { ok: false, error: parseError(input, std, hold) };
   }
   if (value.length !== 0)
     return { ok: false, error: parseError(input, '', value, `: extra text: ${timeQuote(value)}`) };

@@ -1,72 +1,32 @@
 /**
  * Compiles every x-kubernetes-validations rule of a structural schema, as the API server does when a CRD is
- * written: per-node `self` types, type checking, regex literals, the estimated cost budget, messageExpression,
- * fieldPath and optionalOldSelf checks, with the API server's error texts.
- * Sources: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/compilation.go and validation.go;
+ * written: walks the schema node by node (each rule compiles in compile-rule.ts and is checked in
+ * rule-checks.ts), keeps the errors the API server would report at that node, and adds up the estimated costs
+ * against the limit for the whole CRD.
+ * Sources: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/compilation.go;
  * pkg/apis/apiextensions/validation/validation.go (CRD-time messages, cost limits).
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
 import { append } from '../apimachinery/append.ts';
-import { FieldError, fieldErrors } from '../apimachinery/field-error.ts';
-import { GoStruct } from '../apimachinery/go-struct.ts';
-import { checkExpression, type RuleProgram } from './check.ts';
-import { expressionCost } from './cost.ts';
-import { type DeclType, MAX_REQUEST_SIZE_BYTES, schemaDeclType } from './decl-types.ts';
+import { FieldError } from '../apimachinery/field-error.ts';
+import { type CompiledRule, compileRule, type RuleEnvironment, ruleScope } from './compile-rule.ts';
+import { type DeclType, schemaDeclType } from './decl-types.ts';
 import { type CelEnvironment, createCelEnvironment, ObjectTypeTable } from './environment.ts';
-import { normalizeFieldPath } from './field-path.ts';
-import type { RegexCache } from './library/re2.ts';
-import { referencesVariable } from './parse.ts';
-import { instrumentProgram } from './runtime-cost.ts';
-import { declSizeNode } from './size-nodes.ts';
+import { costErrorMessage, STATIC_ESTIMATED_CRD_COST_LIMIT } from './limits.ts';
+import { type CompileFindings, compiledRuleErrors, ruleFieldErrors, rulePath } from './rule-checks.ts';
 import { converterFor, type ValueConverter } from './values.ts';
 
-const DECLARED_VARIABLES: ReadonlySet<string> = new Set(['self', 'oldSelf']);
-/** newlineMatcher in the CRD validation (valid newline characters in the CEL grammar). */
-const LINE_BREAK = /[\n\r]+/;
-/** The reasons a rule may give (validation.go supportedValidationReason), in the order Go lists them. */
-const SUPPORTED_REASONS: readonly string[] = [
-  'FieldValueDuplicate',
-  'FieldValueForbidden',
-  'FieldValueInvalid',
-  'FieldValueRequired',
-];
-
-/** celconfig.PerCallLimit. */
-export const PER_CALL_LIMIT = 1_000_000;
-/** celconfig.RuntimeCELCostBudget. */
-export const RUNTIME_COST_BUDGET = 10_000_000;
-/** StaticEstimatedCostLimit. */
-export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;
-
 export type { RuleProgram } from './check.ts';
-
-/**
- * Rules whose estimate with the declared sizes is at most this are charged that estimate; costlier rules are
- * instrumented and charged what they actually evaluate.
- */
-export const CHEAP_RULE_COST = 10_000;
-
-function trackCostIfExpensive(program: RuleProgram | undefined, staticCost: number): void {
-  if (!program || staticCost <= CHEAP_RULE_COST) return;
-  program.counter = { cost: 0, limit: PER_CALL_LIMIT };
-  instrumentProgram(program.ast, program.counter);
-}
-
-export interface CompiledRule {
-  rule: ValidationRule;
-  program?: RuleProgram;
-  messageExpression?: RuleProgram;
-  usesOldSelf: boolean;
-  /** Estimated cost of one call with the declared sizes (no cardinality factor). */
-  staticCost: number;
-  /** Estimated cost of one messageExpression call with the declared sizes. */
-  messageStaticCost: number;
-  /** rule.fieldPath as a field path (field.Path.String()), when it is valid. */
-  normalizedFieldPath?: string;
-  /** An error the API server would report at admission ("rule compile error: ..."). */
-  error?: string;
-}
+export type { CompiledRule } from './compile-rule.ts';
+export {
+  CHEAP_RULE_COST,
+  costErrorMessage,
+  PER_CALL_LIMIT,
+  RUNTIME_COST_BUDGET,
+  STATIC_ESTIMATED_COST_LIMIT,
+  STATIC_ESTIMATED_CRD_COST_LIMIT,
+} from './limits.ts';
 
 export interface CompiledNode {
   decl: DeclType;
@@ -118,9 +78,6 @@ interface TotalCost {
   mostExpensive: Array<{ path: string; cost: number }>;
 }
 
-/** StaticEstimatedCRDCostLimit. */
-export const STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000;
-
 function observeCost(total: TotalCost, path: string, cost: number): void {
   total.total += cost;
   if (cost < STATIC_ESTIMATED_CRD_COST_LIMIT / 100) return;
@@ -129,51 +86,34 @@ function observeCost(total: TotalCost, path: string, cost: number): void {
   total.mostExpensive.splice(4);
 }
 
-interface Ctx {
+/** The state of one compileRules() walk over a schema. */
+interface CompileWalk extends RuleEnvironment {
   totalCost: TotalCost;
-  /** The nanoseconds within the current second, for the unstable selfType names. */
-  clockNanos: () => number;
   /** False: report only the rules' own field errors (the API server's nil CEL context). */
   compileExpressions: boolean;
   /** The rules' own field errors found so far, for the nodes above to know of those below. */
   schemaErrorCount: number;
   /** Nodes whose list type refuses their items (schema errors too, wherever the rules are). */
   listTypeErrorPaths: readonly string[];
-  base: Environment;
-  table: ObjectTypeTable;
-  regexCache: RegexCache;
   errors: FieldError[];
 }
 
-/**
- * The names cel-go prints for a node's object types in its messages: the node's own type is
- * `selfType<N>` (N the clock's nanoseconds, fresh per node, so that no rule can depend on it), a
- * field's `<parent>.<field>`, a list element's `<list>.@idx`, a map value's `<map>.@elem`
- * (DeclType.MaybeAssignTypeName, apiextensions-apiserver schema/cel/compilation.go).
- */
-function displayTypeNames(
-  ctx: Ctx,
-  decl: DeclType,
-  name: string,
-  out = new Map<string, string>(),
-): Map<string, string> {
-  if (decl.kind === 'object') {
-    const registered = ctx.table.typeName(ctx.base, decl);
-    if (out.has(registered)) return out;
-    out.set(registered, name);
-    for (const [celName, field] of decl.fields) displayTypeNames(ctx, field.type, `${name}.${celName}`, out);
-  } else if (decl.kind === 'list') displayTypeNames(ctx, decl.elem, `${name}.@idx`, out);
-  else if (decl.kind === 'map') displayTypeNames(ctx, decl.elem, `${name}.@elem`, out);
-  return out;
+/** A schema node the walk compiles, and what it inherits from the nodes above. */
+interface SchemaPosition {
+  schema: JSONSchemaProps;
+  decl: DeclType;
+  resourceRoot: boolean;
+  path: string;
+  /** How many times the node's rules may run for one object, when its ancestors bound it. */
+  cardinality: number | undefined;
+  /** The nearest node above whose children get no old values. */
+  uncorrelatablePath: string | undefined;
 }
 
-/** Puts the display names into a compile message's text, never into the rule's echoed source lines. */
-function withDisplayNames(message: string, names: ReadonlyMap<string, string>): string {
-  if (names.size === 0) return message;
-  return message
-    .split('\n')
-    .map((line) => (line.startsWith(' | ') ? line : line.replace(/\bObject\d+\b/g, (n) => names.get(n) ?? n)))
-    .join('\n');
+interface CompiledChildren {
+  properties: Map<string, CompiledNode>;
+  items?: CompiledNode;
+  additionalProperties?: CompiledNode;
 }
 
 function registerAllObjectTypes(env: Environment, table: ObjectTypeTable, decl: DeclType | undefined): void {
@@ -181,7 +121,8 @@ function registerAllObjectTypes(env: Environment, table: ObjectTypeTable, decl: 
   table.typeName(env, decl);
 }
 
-function hasRules(s: JSONSchemaProps | undefined): boolean {
+/** Whether the schema or a schema below it has x-kubernetes-validations. */
+export function hasRules(s: JSONSchemaProps | undefined): boolean {
   if (!s) return false;
   if ((s['x-kubernetes-validations'] ?? []).length > 0) return true;
   if (hasRules(s.items)) return true;
@@ -189,277 +130,124 @@ function hasRules(s: JSONSchemaProps | undefined): boolean {
   return Object.values(s.properties ?? {}).some(hasRules);
 }
 
-function ruleValue(rule: ValidationRule): GoStruct {
-  return new GoStruct([
-    ['Rule', rule.rule ?? ''],
-    ['Message', rule.message ?? ''],
-    ['MessageExpression', rule.messageExpression ?? ''],
-    ['Reason', rule.reason ?? null],
-    ['FieldPath', rule.fieldPath ?? ''],
-    ['OptionalOldSelf', rule.optionalOldSelf ?? null],
-  ]);
-}
-
-/** getCostErrorMessage in validation.go. */
-export function costErrorMessage(costName: string, cost: number, limit: number): string {
-  const factor = cost / limit;
-  let text: string;
-  if (factor > 100) text = 'more than 100x';
-  else if (factor < 1.5) text = `${factor.toFixed(6)}x`;
-  else text = `${factor.toFixed(1)}x`;
-  return `${costName} exceeds budget by factor of ${text} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
-}
-
-function compileNode(
-  ctx: Ctx,
-  schema: JSONSchemaProps,
-  decl: DeclType,
-  resourceRoot: boolean,
-  path: string,
-  cardinality: number | undefined,
-  uncorrelatablePath: string | undefined,
-): CompiledNode | undefined {
-  const rules = schema['x-kubernetes-validations'] ?? [];
-  const compiledRules: CompiledRule[] = [];
-  // The rules' own field errors; compile and cost errors and costs count only when neither this
-  // node nor any node below it has such errors (the API server validates the children first, and
-  // compiles a node's rules only when its schema errors, its children's included, are none).
-  const schemaErrors: FieldError[] = [];
-  const celErrors: FieldError[] = [];
-  const costs: Array<[string, number]> = [];
-  const schemaErrorsBefore = ctx.schemaErrorCount;
-  if (rules.length > 0) {
-    const selfType = ctx.table.typeName(ctx.base, decl);
-    let names: Map<string, string> | undefined;
-    const typeNames = () => {
-      names ??= displayTypeNames(ctx, decl, `selfType${ctx.clockNanos()}`);
-      return names;
-    };
-    let plainEnv: Environment | undefined;
-    let optionalEnv: Environment | undefined;
-    const envFor = (optional: boolean) => {
-      if (optional) {
-        optionalEnv ??= ctx.base
-          .clone()
-          .registerVariable('self', selfType)
-          .registerVariable('oldSelf', `optional<${selfType}>`);
-        return optionalEnv;
-      }
-      plainEnv ??= ctx.base.clone().registerVariable('self', selfType).registerVariable('oldSelf', selfType);
-      return plainEnv;
-    };
-    const maxCardinality = cardinality ?? Math.floor(MAX_REQUEST_SIZE_BYTES / (decl.minSerializedSize + 1));
-    const sizes = new Map([
-      ['self', declSizeNode(decl)],
-      ['oldSelf', declSizeNode(decl)],
-    ]);
-    rules.forEach((rule, i) => {
-      const rulePath = `${path}.x-kubernetes-validations[${i}]`;
-      const source = rule.rule ?? '';
-      if (source.trim() === '') {
-        schemaErrors.push(new FieldError('FieldValueRequired', `${rulePath}.rule`, undefined, 'rule is not specified'));
-      } else if ((rule.message ?? '').length > 0 && (rule.message ?? '').trim() === '') {
-        schemaErrors.push(
-          new FieldError('FieldValueInvalid', `${rulePath}.message`, rule.message, 'must be non-empty if specified'),
-        );
-      } else if (LINE_BREAK.test((rule.message ?? '').trim())) {
-        schemaErrors.push(
-          new FieldError('FieldValueInvalid', `${rulePath}.message`, rule.message, 'must not contain line breaks'),
-        );
-      } else if (LINE_BREAK.test(source.trim()) && (rule.message ?? '').trim() === '') {
-        schemaErrors.push(
-          new FieldError(
-            'FieldValueRequired',
-            `${rulePath}.message`,
-            undefined,
-            'message must be specified if rule contains line breaks',
-          ),
-        );
-      }
-      if ((rule.messageExpression ?? '').length > 0 && (rule.messageExpression ?? '').trim() === '') {
-        schemaErrors.push(
-          new FieldError(
-            'FieldValueRequired',
-            `${rulePath}.messageExpression`,
-            undefined,
-            'messageExpression must be non-empty if specified',
-          ),
-        );
-      }
-      if (rule.reason !== undefined && rule.reason !== null && !SUPPORTED_REASONS.includes(rule.reason)) {
-        schemaErrors.push(fieldErrors.notSupported(`${rulePath}.reason`, rule.reason, SUPPORTED_REASONS));
-      }
-      const fieldPath = rule.fieldPath ?? '';
-      if (fieldPath.length > 0 && fieldPath.trim() === '') {
-        schemaErrors.push(
-          new FieldError('FieldValueInvalid', `${rulePath}.fieldPath`, fieldPath, 'must be non-empty if specified'),
-        );
-      }
-      if (LINE_BREAK.test(fieldPath)) {
-        schemaErrors.push(
-          new FieldError('FieldValueInvalid', `${rulePath}.fieldPath`, fieldPath, 'must not contain line breaks'),
-        );
-      }
-      if (fieldPath !== '' && normalizeFieldPath(fieldPath, schema) === undefined) {
-        schemaErrors.push(
-          new FieldError('FieldValueInvalid', `${rulePath}.fieldPath`, rule.fieldPath, 'must be a valid path'),
-        );
-      }
-    });
-    rules.forEach((rule, i) => {
-      const rulePath = `${path}.x-kubernetes-validations[${i}]`;
-      const compiled: CompiledRule = { rule, usesOldSelf: false, staticCost: 0, messageStaticCost: 0 };
-      compiledRules.push(compiled);
-      const source = rule.rule ?? '';
-      if (source.trim() === '') return;
-      const env = envFor(rule.optionalOldSelf === true);
-      const checked = checkExpression(env, source, ctx.regexCache, DECLARED_VARIABLES);
-      compiled.staticCost = checked.program && checked.type === 'bool' ? expressionCost(checked.program.ast, sizes) : 0;
-      const cost = compiled.staticCost * maxCardinality;
-      if (cost > STATIC_ESTIMATED_COST_LIMIT) {
-        celErrors.push(
-          new FieldError(
-            'FieldValueForbidden',
-            `${rulePath}.rule`,
-            undefined,
-            costErrorMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT),
-          ),
-        );
-      }
-      costs.push([`${rulePath}.rule`, cost]);
-      if (checked.issue !== undefined)
-        compiled.error = `compilation failed: ${withDisplayNames(checked.issue, typeNames())}`;
-      else if (checked.type !== 'bool') compiled.error = 'cel expression must evaluate to a bool';
-      else if (checked.instantiationError !== undefined)
-        compiled.error = `program instantiation failed: ${checked.instantiationError}`;
-      if (compiled.error !== undefined) {
-        celErrors.push(new FieldError('FieldValueInvalid', `${rulePath}.rule`, ruleValue(rule), compiled.error));
-        // A rule that does not compile uses no oldSelf, as far as the API server can tell.
-        if (rule.optionalOldSelf !== undefined) celErrors.push(optionalOldSelfUnused(rulePath, rule.optionalOldSelf));
-        return;
-      }
-      compiled.program = checked.program;
-      trackCostIfExpensive(compiled.program, compiled.staticCost);
-      compiled.usesOldSelf = checked.program ? referencesVariable(checked.program.ast, 'oldSelf') : false;
-      if (rule.messageExpression !== undefined && rule.messageExpression !== '') {
-        const message = checkExpression(env, rule.messageExpression, ctx.regexCache, DECLARED_VARIABLES);
-        let messageError: string | undefined;
-        if (message.issue !== undefined)
-          messageError = `messageExpression compilation failed: ${withDisplayNames(message.issue, typeNames())}`;
-        else if (message.type !== 'string') messageError = 'messageExpression must evaluate to a string';
-        else if (message.instantiationError !== undefined) {
-          messageError = `messageExpression instantiation failed: ${message.instantiationError}`;
-        }
-        if (messageError !== undefined) {
-          celErrors.push(
-            new FieldError('FieldValueInvalid', `${rulePath}.messageExpression`, ruleValue(rule), messageError),
-          );
-        } else {
-          compiled.messageExpression = message.program;
-          compiled.messageStaticCost = message.program ? expressionCost(message.program.ast, sizes) : 0;
-          trackCostIfExpensive(compiled.messageExpression, compiled.messageStaticCost);
-          const messageCost = compiled.messageStaticCost * maxCardinality;
-          if (messageCost > STATIC_ESTIMATED_COST_LIMIT) {
-            celErrors.push(
-              new FieldError(
-                'FieldValueForbidden',
-                `${rulePath}.messageExpression`,
-                undefined,
-                costErrorMessage('estimated messageExpression cost', messageCost, STATIC_ESTIMATED_COST_LIMIT),
-              ),
-            );
-          }
-          costs.push([`${rulePath}.messageExpression`, messageCost]);
-        }
-      }
-      if (rule.fieldPath !== undefined && rule.fieldPath !== '')
-        compiled.normalizedFieldPath = normalizeFieldPath(rule.fieldPath, schema);
-      if (compiled.usesOldSelf) {
-        if (uncorrelatablePath !== undefined) {
-          celErrors.push(
-            new FieldError(
-              'FieldValueInvalid',
-              `${rulePath}.rule`,
-              rule.rule,
-              `oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatablePath}`,
-            ),
-          );
-        }
-      } else if (rule.optionalOldSelf !== undefined) {
-        celErrors.push(optionalOldSelfUnused(rulePath, rule.optionalOldSelf));
-      }
-    });
-  }
-
-  const properties = new Map<string, CompiledNode>();
+/** MapIsCorrelatable: granular and atomic maps pass old values to their fields. */
+function isMapCorrelatable(schema: JSONSchemaProps): boolean {
   const mapType = schema['x-kubernetes-map-type'];
-  const mapCorrelatable = mapType === undefined || mapType === 'granular' || mapType === 'atomic';
-  if (decl.kind === 'object') {
-    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
-      if (!hasRules(prop)) continue;
-      const field = decl.byProperty.get(name);
-      const fieldDecl = field?.type ?? schemaDeclType(prop, prop['x-kubernetes-embedded-resource'] === true);
-      if (!fieldDecl) continue;
-      const child = compileNode(
-        ctx,
-        prop,
-        fieldDecl,
-        prop['x-kubernetes-embedded-resource'] === true,
-        `${path}.properties[${name}]`,
-        cardinality,
-        mapCorrelatable ? uncorrelatablePath : (uncorrelatablePath ?? path),
-      );
-      if (child) properties.set(name, child);
-    }
-  }
-  let items: CompiledNode | undefined;
-  if (decl.kind === 'list' && schema.items && hasRules(schema.items)) {
-    const card = cardinality !== undefined && schema.maxItems !== undefined ? cardinality * schema.maxItems : undefined;
-    const listCorrelatable = schema['x-kubernetes-list-type'] === 'map';
-    items = compileNode(
-      ctx,
-      schema.items,
-      decl.elem,
-      schema.items['x-kubernetes-embedded-resource'] === true,
-      `${path}.items`,
-      card,
-      listCorrelatable ? uncorrelatablePath : (uncorrelatablePath ?? path),
-    );
-  }
-  let additionalProperties: CompiledNode | undefined;
-  const ap = schema.additionalProperties;
-  if (decl.kind === 'map' && typeof ap === 'object' && hasRules(ap)) {
-    const card =
-      cardinality !== undefined && schema.maxProperties !== undefined ? cardinality * schema.maxProperties : undefined;
-    additionalProperties = compileNode(
-      ctx,
-      ap,
-      decl.elem,
-      ap['x-kubernetes-embedded-resource'] === true,
-      `${path}.additionalProperties`,
-      card,
+  return mapType === undefined || mapType === 'granular' || mapType === 'atomic';
+}
+
+/** A child's cardinality: its parent's times the parent's bound on its elements, when both are known. */
+function timesBound(cardinality: number | undefined, bound: number | undefined): number | undefined {
+  return cardinality !== undefined && bound !== undefined ? cardinality * bound : undefined;
+}
+
+function compileProperties(walk: CompileWalk, at: SchemaPosition): Map<string, CompiledNode> {
+  const properties = new Map<string, CompiledNode>();
+  if (at.decl.kind !== 'object') return properties;
+  const uncorrelatablePath = isMapCorrelatable(at.schema) ? at.uncorrelatablePath : (at.uncorrelatablePath ?? at.path);
+  for (const [name, prop] of Object.entries(at.schema.properties ?? {})) {
+    if (!hasRules(prop)) continue;
+    const embedded = prop['x-kubernetes-embedded-resource'] === true;
+    const decl = at.decl.byProperty.get(name)?.type ?? schemaDeclType(prop, embedded);
+    if (!decl) continue;
+    const child = compileNode(walk, {
+      schema: prop,
+      decl,
+      resourceRoot: embedded,
+      path: `${at.path}.properties[${name}]`,
+      cardinality: at.cardinality,
       uncorrelatablePath,
-    );
+    });
+    if (child) properties.set(name, child);
   }
-  append(ctx.errors, schemaErrors);
-  ctx.schemaErrorCount += schemaErrors.length;
-  const below = (p: string) => p === path || p.startsWith(`${path}.`);
-  if (ctx.schemaErrorCount === schemaErrorsBefore && !ctx.listTypeErrorPaths.some(below) && ctx.compileExpressions) {
-    append(ctx.errors, celErrors);
-    for (const [costPath, cost] of costs) observeCost(ctx.totalCost, costPath, cost);
+  return properties;
+}
+
+function compileItems(walk: CompileWalk, at: SchemaPosition): CompiledNode | undefined {
+  const { schema, decl } = at;
+  if (decl.kind !== 'list' || !schema.items || !hasRules(schema.items)) return undefined;
+  // only the items of a map-type list correlate with the old list's
+  const listCorrelatable = schema['x-kubernetes-list-type'] === 'map';
+  return compileNode(walk, {
+    schema: schema.items,
+    decl: decl.elem,
+    resourceRoot: schema.items['x-kubernetes-embedded-resource'] === true,
+    path: `${at.path}.items`,
+    cardinality: timesBound(at.cardinality, schema.maxItems),
+    uncorrelatablePath: listCorrelatable ? at.uncorrelatablePath : (at.uncorrelatablePath ?? at.path),
+  });
+}
+
+function compileAdditionalProperties(walk: CompileWalk, at: SchemaPosition): CompiledNode | undefined {
+  const { schema, decl } = at;
+  const ap = schema.additionalProperties;
+  if (decl.kind !== 'map' || typeof ap !== 'object' || !hasRules(ap)) return undefined;
+  return compileNode(walk, {
+    schema: ap,
+    decl: decl.elem,
+    resourceRoot: ap['x-kubernetes-embedded-resource'] === true,
+    path: `${at.path}.additionalProperties`,
+    cardinality: timesBound(at.cardinality, schema.maxProperties),
+    uncorrelatablePath: at.uncorrelatablePath,
+  });
+}
+
+/** Compiles the node's rules; their errors and costs go to `findings`. */
+function compileNodeRules(walk: CompileWalk, at: SchemaPosition, findings: CompileFindings): CompiledRule[] {
+  const rules = at.schema['x-kubernetes-validations'] ?? [];
+  if (rules.length === 0) return [];
+  const scope = ruleScope(walk, at.schema, at.decl, at.cardinality);
+  return rules.map((rule, i) => {
+    const result = compileRule(scope, rule);
+    const place = {
+      path: rulePath(at.path, i),
+      maxCardinality: scope.maxCardinality,
+      uncorrelatablePath: at.uncorrelatablePath,
+    };
+    compiledRuleErrors(result, place, findings);
+    return result.compiled;
+  });
+}
+
+/**
+ * Compiles a node's rules, then the nodes below. The rules' own field errors are always reported; the compile
+ * and cost errors (and costs) of a node only when neither it nor any node below it has such errors, nor a
+ * list-type error (the API server validates the children first, and compiles a node's rules only when the
+ * schema errors, its children's included, are none).
+ */
+function compileNode(walk: CompileWalk, at: SchemaPosition): CompiledNode | undefined {
+  const schemaErrorsBefore = walk.schemaErrorCount;
+  const rules = at.schema['x-kubernetes-validations'] ?? [];
+  const schemaErrors = rules.flatMap((rule, i) => ruleFieldErrors(rule, rulePath(at.path, i), at.schema));
+  const findings: CompileFindings = { errors: [], costs: [] };
+  const compiledRules = compileNodeRules(walk, at, findings);
+  const children: CompiledChildren = {
+    properties: compileProperties(walk, at),
+    items: compileItems(walk, at),
+    additionalProperties: compileAdditionalProperties(walk, at),
+  };
+  append(walk.errors, schemaErrors);
+  walk.schemaErrorCount += schemaErrors.length;
+  const atOrBelow = (p: string) => p === at.path || p.startsWith(`${at.path}.`);
+  if (
+    walk.schemaErrorCount === schemaErrorsBefore &&
+    !walk.listTypeErrorPaths.some(atOrBelow) &&
+    walk.compileExpressions
+  ) {
+    append(walk.errors, findings.errors);
+    for (const [costPath, cost] of findings.costs) observeCost(walk.totalCost, costPath, cost);
   }
-  if (compiledRules.length === 0 && properties.size === 0 && !items && !additionalProperties) return undefined;
+  if (compiledRules.length === 0 && children.properties.size === 0 && !children.items && !children.additionalProperties)
+    return undefined;
   return {
-    decl,
-    convert: converterFor(decl, (d) => ctx.table.classOf(d)),
+    decl: at.decl,
+    convert: converterFor(at.decl, (d) => walk.table.classOf(d)),
     usesOldSelf: compiledRules.some((r) => r.usesOldSelf),
-    mapCorrelatable,
-    schemaType: schema.type ?? '',
-    resourceRoot,
+    mapCorrelatable: isMapCorrelatable(at.schema),
+    schemaType: at.schema.type ?? '',
+    resourceRoot: at.resourceRoot,
     rules: compiledRules,
-    properties,
-    items,
-    additionalProperties,
+    ...children,
   };
 }
 
@@ -486,23 +274,40 @@ function nullableSetOrMapItems(s: JSONSchemaProps, path: string, out: FieldError
   return out;
 }
 
-function optionalOldSelfUnused(rulePath: string, value: boolean): FieldError {
-  return new FieldError(
-    'FieldValueInvalid',
-    `${rulePath}.optionalOldSelf`,
-    value,
-    'may not be set if oldSelf is not used in rule',
-  );
-}
-
 function clockNanos(): number {
   return Number(process.hrtime.bigint() % 1_000_000_000n);
+}
+
+/** The errors for a total estimated cost over the CRD's limit: each big contributor, then the total. */
+function totalCostErrors(totalCost: TotalCost, basePath: string): FieldError[] {
+  if (totalCost.total <= STATIC_ESTIMATED_CRD_COST_LIMIT) return [];
+  const errors = totalCost.mostExpensive.map(
+    (expensive) =>
+      new FieldError(
+        'FieldValueForbidden',
+        expensive.path,
+        undefined,
+        'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema',
+      ),
+  );
+  errors.push(
+    new FieldError(
+      'FieldValueForbidden',
+      basePath,
+      undefined,
+      costErrorMessage(
+        'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
+        totalCost.total,
+        STATIC_ESTIMATED_CRD_COST_LIMIT,
+      ),
+    ),
+  );
+  return errors;
 }
 
 /** Compiles the CEL rules of a structural schema: the compiled tree for evaluate() plus the CRD-time errors. */
 export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileOptions = {}): CompileResult {
   const shared = options.environment ?? createCelEnvironment();
-  const regexCache = shared.regexCache;
   // object types are registered on a child: the shared environment stays as it is (cloning freezes it)
   const base = shared.env.clone();
   const table = new ObjectTypeTable();
@@ -513,49 +318,25 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
   const decl = schemaDeclType(openAPIV3Schema, isRoot);
   if (!decl || !hasRules(openAPIV3Schema)) return { compiled: { objectClasses: table }, errors };
   registerAllObjectTypes(base, table, decl);
-  const totalCost: TotalCost = { total: 0, mostExpensive: [] };
-  const root = compileNode(
-    {
-      base,
-      table,
-      regexCache,
-      errors,
-      totalCost,
-      clockNanos: options.clockNanos ?? clockNanos,
-      compileExpressions: options.compileExpressions ?? true,
-      schemaErrorCount: 0,
-      listTypeErrorPaths: listTypeErrors.map((e) => e.field),
-    },
-    openAPIV3Schema,
+  const walk: CompileWalk = {
+    base,
+    table,
+    regexCache: shared.regexCache,
+    errors,
+    totalCost: { total: 0, mostExpensive: [] },
+    clockNanos: options.clockNanos ?? clockNanos,
+    compileExpressions: options.compileExpressions ?? true,
+    schemaErrorCount: 0,
+    listTypeErrorPaths: listTypeErrors.map((e) => e.field),
+  };
+  const root = compileNode(walk, {
+    schema: openAPIV3Schema,
     decl,
-    isRoot,
-    basePath,
-    1,
-    undefined,
-  );
-  if (options.compileExpressions !== false && totalCost.total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
-    for (const expensive of totalCost.mostExpensive) {
-      errors.push(
-        new FieldError(
-          'FieldValueForbidden',
-          expensive.path,
-          undefined,
-          'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema',
-        ),
-      );
-    }
-    errors.push(
-      new FieldError(
-        'FieldValueForbidden',
-        basePath,
-        undefined,
-        costErrorMessage(
-          'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
-          totalCost.total,
-          STATIC_ESTIMATED_CRD_COST_LIMIT,
-        ),
-      ),
-    );
-  }
+    resourceRoot: isRoot,
+    path: basePath,
+    cardinality: 1,
+    uncorrelatablePath: undefined,
+  });
+  if (options.compileExpressions !== false) append(errors, totalCostErrors(walk.totalCost, basePath));
   return { compiled: { root, objectClasses: table }, errors };
 }

@@ -140,48 +140,52 @@ function walkNode(node: unknown, ctx: Ctx): Estimate {
     case '-_':
       return { cost: walk(a, ctx).cost + 1 };
     case 'call':
-      return call(node, (a as [string, Node[]])[0], undefined, (a as [string, Node[]])[1], ctx);
+      return call((a as [string, Node[]])[0], undefined, (a as [string, Node[]])[1], ctx);
     case 'rcall': {
       const [name, receiver, args] = a as [string, Node, Node[]];
-      return call(node, name, receiver, args, ctx);
+      return call(name, receiver, args, ctx);
     }
-    default: {
-      if (!Array.isArray(a) || a.length !== 2) return { cost: 1 };
-      const [ln, rn] = a as [Node, Node];
-      const l = walk(ln, ctx);
-      const r = walk(rn, ctx);
-      const args = l.cost + r.cost;
-      switch (node.op) {
-        case '==':
-        case '!=': {
-          // the Kubernetes estimator prices equality of its opaque types (EstimateCallCost "_==_")
-          const t = ln.checkedType?.name ?? '';
-          if (OPAQUE_EQUALITY_COST[t] !== undefined) return { cost: (OPAQUE_EQUALITY_COST[t] as number) + args };
-          return { cost: factor(Math.min(sizeOf(l.size, ctx), sizeOf(r.size, ctx)), STRING_FACTOR) + args };
-        }
-        case '<':
-        case '<=':
-        case '>':
-        case '>=': {
-          const k = kindOf(ln);
-          if (k === 'string' || k === 'bytes')
-            return { cost: factor(Math.min(sizeOf(l.size, ctx), sizeOf(r.size, ctx)), STRING_FACTOR) + args };
-          return { cost: 1 + args };
-        }
-        case '+': {
-          const k = kindOf(ln);
-          const total = sizeOf(l.size, ctx) + sizeOf(r.size, ctx);
-          if (k === 'string' || k === 'bytes')
-            return { cost: factor(total, STRING_FACTOR) + args, size: fixedSize(total) };
-          if (k === 'list') return { cost: 1 + args, size: fixedSize(total, l.size?.elem() ?? r.size?.elem()) };
-          return { cost: 1 + args };
-        }
-        case 'in':
-          return { cost: (kindOf(rn) === 'list' ? sizeOf(r.size, ctx) : 1) + args };
-        default:
-          return { cost: 1 + args };
-      }
+    default:
+      return binary(node, ctx);
+  }
+}
+
+/** The cost of a binary operator: its operands' costs plus the operator's. */
+function binary(node: Node, ctx: Ctx): Estimate {
+  const a = node.args;
+  if (!Array.isArray(a) || a.length !== 2) return { cost: 1 };
+  const [ln, rn] = a as [Node, Node];
+  const l = walk(ln, ctx);
+  const r = walk(rn, ctx);
+  const args = l.cost + r.cost;
+  switch (node.op) {
+    case '==':
+    case '!=': {
+      // the Kubernetes estimator prices equality of its opaque types (EstimateCallCost "_==_")
+      const t = ln.checkedType?.name ?? '';
+      if (OPAQUE_EQUALITY_COST[t] !== undefined) return { cost: (OPAQUE_EQUALITY_COST[t] as number) + args };
+      return { cost: factor(Math.min(sizeOf(l.size, ctx), sizeOf(r.size, ctx)), STRING_FACTOR) + args };
     }
+    case '<':
+    case '<=':
+    case '>':
+    case '>=': {
+      const k = kindOf(ln);
+      if (k === 'string' || k === 'bytes')
+        return { cost: factor(Math.min(sizeOf(l.size, ctx), sizeOf(r.size, ctx)), STRING_FACTOR) + args };
+      return { cost: 1 + args };
+    }
+    case '+': {
+      const k = kindOf(ln);
+      const total = sizeOf(l.size, ctx) + sizeOf(r.size, ctx);
+      if (k === 'string' || k === 'bytes') return { cost: factor(total, STRING_FACTOR) + args, size: fixedSize(total) };
+      if (k === 'list') return { cost: 1 + args, size: fixedSize(total, l.size?.elem() ?? r.size?.elem()) };
+      return { cost: 1 + args };
+    }
+    case 'in':
+      return { cost: (kindOf(rn) === 'list' ? sizeOf(r.size, ctx) : 1) + args };
+    default:
+      return { cost: 1 + args };
   }
 }
 
@@ -265,7 +269,29 @@ function allocatingList(costFactor: number, size: number, argCost: number, elem?
   return { cost: factor(size, costFactor) + 1 + 10 + argCost, size: fixedSize(size, elem) };
 }
 
-function call(_node: Node, name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): Estimate {
+/** A library call with its operands walked: the receiver's and arguments' estimates and sizes. */
+interface CallSite {
+  name: string;
+  /** `<namespace>.<name>` for the library namespaces (`strings.quote`), else the name. */
+  fullName: string;
+  receiver: Node | undefined;
+  args: Node[];
+  /** The receiver's estimate, unless it is a library namespace. */
+  target: Estimate | undefined;
+  parts: Estimate[];
+  /** The receiver's and arguments' costs. */
+  argCost: number;
+  /** The sizes of the receiver and the first two arguments. */
+  t: number;
+  a0: number;
+  a1: number;
+  ctx: Ctx;
+}
+
+const fixed = (c: CallSite, n: number, size?: SizeNode): Estimate => ({ cost: n + c.argCost, size });
+
+/** The special forms among calls: comprehension macros, cel.bind, has(). */
+function specialFormCost(name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): Estimate | undefined {
   if (receiver && args[0]?.op === 'id' && (name in ONE_VAR_MACROS || name in TWO_VAR_MACROS)) {
     const c = comprehension(name, receiver, args, ctx);
     if (c) return c;
@@ -284,38 +310,74 @@ function call(_node: Node, name: string, receiver: Node | undefined, args: Node[
     if (isNode(inner) && (inner.op === '.' || inner.op === '.?'))
       return { cost: walk((inner.args as [Node])[0], ctx).cost };
   }
+  return undefined;
+}
+
+function callSite(name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): CallSite {
   const isNamespace =
     receiver?.op === 'id' &&
     ['sets', 'strings', 'format', 'ip', 'lists'].includes(receiver.args as string) &&
     !ctx.vars.has(receiver.args as string);
   const target = receiver && !isNamespace ? walk(receiver, ctx) : undefined;
   const parts = args.map((x) => walk(x, ctx));
-  const argCost = (target?.cost ?? 0) + sum(parts.map((x) => x.cost));
-  const t = sizeOf(target?.size, ctx);
-  const a0 = sizeOf(parts[0]?.size, ctx);
-  const a1 = sizeOf(parts[1]?.size, ctx);
-  const fixed = (n: number, size?: SizeNode): Estimate => ({ cost: n + argCost, size });
-  const fullName = isNamespace ? `${receiver?.args as string}.${name}` : name;
-  switch (fullName) {
-    case 'size':
-      return fixed(1);
+  return {
+    name,
+    fullName: isNamespace ? `${receiver?.args as string}.${name}` : name,
+    receiver,
+    args,
+    target,
+    parts,
+    argCost: (target?.cost ?? 0) + sum(parts.map((x) => x.cost)),
+    t: sizeOf(target?.size, ctx),
+    a0: sizeOf(parts[0]?.size, ctx),
+    a1: sizeOf(parts[1]?.size, ctx),
+    ctx,
+  };
+}
+
+/** Strings and regexes (the Kubernetes strings and regex libraries, cel-go ext strings). */
+function stringCallCost(c: CallSite): Estimate | undefined {
+  const { t, a0, a1 } = c;
+  switch (c.fullName) {
     case 'startsWith':
     case 'endsWith':
-      return fixed(factor(a0, STRING_FACTOR));
+      return fixed(c, factor(a0, STRING_FACTOR));
     case 'contains':
-      return fixed(factor(t, STRING_FACTOR) * factor(a0, STRING_FACTOR));
+      return fixed(c, factor(t, STRING_FACTOR) * factor(a0, STRING_FACTOR));
     case 'matches':
     case 'k8s_matches':
-      return receiver
-        ? fixed(factor(t + 1, STRING_FACTOR) * factor(a0, REGEX_FACTOR))
-        : fixed(factor(a0 + 1, STRING_FACTOR) * factor(a1, REGEX_FACTOR));
+      return c.receiver
+        ? fixed(c, factor(t + 1, STRING_FACTOR) * factor(a0, REGEX_FACTOR))
+        : fixed(c, factor(a0 + 1, STRING_FACTOR) * factor(a1, REGEX_FACTOR));
     case 'find':
     case 'findAll':
-      return fixed(factor(t + 1, STRING_FACTOR) * factor(a0, REGEX_FACTOR), fixedSize(t));
+      return fixed(c, factor(t + 1, STRING_FACTOR) * factor(a0, REGEX_FACTOR), fixedSize(t));
     case 'k8s_format':
-      return fixed(factor(t, STRING_FACTOR));
+      return fixed(c, factor(t, STRING_FACTOR));
     case 'strings.quote':
-      return fixed(factor(a0, STRING_FACTOR), fixedSize(a0 * 2 + 2));
+      return fixed(c, factor(a0, STRING_FACTOR), fixedSize(a0 * 2 + 2));
+    case 'k8s_lowerAscii':
+    case 'k8s_upperAscii':
+    case 'k8s_substring':
+    case 'k8s_trim':
+      return fixed(c, factor(t, STRING_FACTOR), c.target?.size);
+    case 'k8s_replace':
+    case 'k8s_split':
+      return fixed(c, factor(t, 2 * STRING_FACTOR));
+    case 'join': {
+      const elemSize = c.target?.size?.fromPath ? sizeOf(c.target.size.elem(), c.ctx) : c.ctx.unknown;
+      const total = t * elemSize + (c.parts[0] ? a0 * Math.max(0, t - 1) : 0);
+      return fixed(c, factor(total, STRING_FACTOR), fixedSize(total));
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Lists: the Kubernetes lists library and cel-go ext.Lists v3 (ext/lists.go estimateAllocatingListCall). */
+function listCallCost(c: CallSite): Estimate | undefined {
+  const { name, t, args, receiver, target } = c;
+  switch (c.fullName) {
     case 'isSorted':
     case 'sum':
     case 'max':
@@ -324,28 +386,43 @@ function call(_node: Node, name: string, receiver: Node | undefined, args: Node[
     case 'k8s_lastIndexOf': {
       if (target && kindOf(receiver as Node) === 'list') {
         const elemKind = (receiver as Node).checkedType?.name ?? '';
-        const elemSize = target.size?.fromPath ? sizeOf(target.size.elem(), ctx) : ctx.unknown;
+        const elemSize = target.size?.fromPath ? sizeOf(target.size.elem(), c.ctx) : c.ctx.unknown;
         const elemCost = /list<(string|bytes)>/.test(elemKind) ? 1 + factor(elemSize, STRING_FACTOR) : 1;
-        return fixed(t === Infinity ? Infinity : t * elemCost);
+        return fixed(c, t === Infinity ? Infinity : t * elemCost);
       }
-      if (name === 'k8s_indexOf' || name === 'k8s_lastIndexOf') return fixed(1);
-      return fixed(factor(t, STRING_FACTOR));
+      if (name === 'k8s_indexOf' || name === 'k8s_lastIndexOf') return fixed(c, 1);
+      return fixed(c, factor(t, STRING_FACTOR));
     }
+    case 'slice': {
+      const start = constantInt(args[0]) ?? 0;
+      const end = constantInt(args[1]) ?? t;
+      // Unsigned in cel-go: an end below the start wraps around to a huge size.
+      return allocatingList(1, end >= start ? end - start : Infinity, c.argCost, target?.size?.elem());
+    }
+    case 'lists.range': {
+      const n = constantInt(args[0]);
+      return allocatingList(1, n === undefined ? Infinity : n, c.argCost);
+    }
+    case 'reverse':
+      return allocatingList(1, t, c.argCost, target?.size?.elem());
+    case 'flatten':
+      return allocatingList(args[0] ? (constantInt(args[0]) ?? Infinity) : 1, t, c.argCost);
+    case 'distinct':
+    case 'sort': {
+      const strings = name === 'sort' && /list<(string|bytes)>/.test((receiver as Node).checkedType?.name ?? '');
+      return allocatingList(strings ? 2 + STRING_FACTOR : 2, t === Infinity ? Infinity : t * t, c.argCost);
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The Kubernetes libraries of opaque types: IPs, CIDRs, quantities, semvers, URLs, formats, sets. */
+function libraryTypeCallCost(c: CallSite): Estimate | undefined {
+  const { a0, a1, args } = c;
+  switch (c.fullName) {
     case 'url':
-      return fixed(factor(a0, STRING_FACTOR), parts[0]?.size);
-    case 'k8s_lowerAscii':
-    case 'k8s_upperAscii':
-    case 'k8s_substring':
-    case 'k8s_trim':
-      return fixed(factor(t, STRING_FACTOR), target?.size);
-    case 'k8s_replace':
-    case 'k8s_split':
-      return fixed(factor(t, 2 * STRING_FACTOR));
-    case 'join': {
-      const elemSize = target?.size?.fromPath ? sizeOf(target.size.elem(), ctx) : ctx.unknown;
-      const total = t * elemSize + (parts[0] ? a0 * Math.max(0, t - 1) : 0);
-      return fixed(factor(total, STRING_FACTOR), fixedSize(total));
-    }
+      return fixed(c, factor(a0, STRING_FACTOR), c.parts[0]?.size);
     case 'cidr':
     case 'isIP':
     case 'isCIDR':
@@ -353,47 +430,37 @@ function call(_node: Node, name: string, receiver: Node | undefined, args: Node[
     case 'isQuantity':
     case 'semver':
     case 'isSemver':
-      return fixed(factor(a0, STRING_FACTOR));
+      return fixed(c, factor(a0, STRING_FACTOR));
     case 'ip':
-      return receiver ? fixed(1) : fixed(factor(a0, STRING_FACTOR));
+      return c.receiver ? fixed(c, 1) : fixed(c, factor(a0, STRING_FACTOR));
     case 'ip.isCanonical':
-      return fixed(factor(a0, 2 * STRING_FACTOR));
+      return fixed(c, factor(a0, 2 * STRING_FACTOR));
     case 'containsIP':
-      return fixed(4 + (kindOf(args[0] as Node) === 'string' ? factor(a0, STRING_FACTOR) : 0));
+      return fixed(c, 4 + (kindOf(args[0] as Node) === 'string' ? factor(a0, STRING_FACTOR) : 0));
     case 'containsCIDR':
-      return fixed(4 + 2 + 1 + (kindOf(args[0] as Node) === 'string' ? factor(a0, STRING_FACTOR) : 0));
+      return fixed(c, 4 + 2 + 1 + (kindOf(args[0] as Node) === 'string' ? factor(a0, STRING_FACTOR) : 0));
     case 'validate':
-      return fixed(factor(factor(a0, STRING_FACTOR), MAX_NAME_FORMAT_REGEX_SIZE * REGEX_FACTOR));
-    // cel-go ext.Lists v3 (ext/lists.go estimateAllocatingListCall): the result's size times a
-    // factor, plus the call and a list allocation.
-    case 'slice': {
-      const start = constantInt(args[0]) ?? 0;
-      const end = constantInt(args[1]) ?? t;
-      // Unsigned in cel-go: an end below the start wraps around to a huge size.
-      return allocatingList(1, end >= start ? end - start : Infinity, argCost, target?.size?.elem());
-    }
-    case 'lists.range': {
-      const n = constantInt(args[0]);
-      return allocatingList(1, n === undefined ? Infinity : n, argCost);
-    }
-    case 'reverse':
-      return allocatingList(1, t, argCost, target?.size?.elem());
-    case 'flatten':
-      return allocatingList(args[0] ? (constantInt(args[0]) ?? Infinity) : 1, t, argCost);
-    case 'distinct':
-    case 'sort': {
-      const strings = name === 'sort' && /list<(string|bytes)>/.test((receiver as Node).checkedType?.name ?? '');
-      return allocatingList(strings ? 2 + STRING_FACTOR : 2, t === Infinity ? Infinity : t * t, argCost);
-    }
+      return fixed(c, factor(factor(a0, STRING_FACTOR), MAX_NAME_FORMAT_REGEX_SIZE * REGEX_FACTOR));
     case 'sets.contains':
     case 'sets.equivalent':
     case 'sets.intersects':
       return fixed(
-        a0 === Infinity || a1 === Infinity ? Infinity : Math.max(1, a0 * a1 * (fullName === 'sets.equivalent' ? 2 : 1)),
+        c,
+        a0 === Infinity || a1 === Infinity
+          ? Infinity
+          : Math.max(1, a0 * a1 * (c.fullName === 'sets.equivalent' ? 2 : 1)),
       );
     default:
-      return fixed(1);
+      return undefined;
   }
+}
+
+/** A function call: the call's own cost (1 unless priced above) plus its operands'. */
+function call(name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): Estimate {
+  const special = specialFormCost(name, receiver, args, ctx);
+  if (special) return special;
+  const c = callSite(name, receiver, args, ctx);
+  return stringCallCost(c) ?? listCallCost(c) ?? libraryTypeCallCost(c) ?? fixed(c, 1);
 }
 
 /** The cost of one checked expression (its @marcbachmann/cel-js AST) given the sizes of its variables. */

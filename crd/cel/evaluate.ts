@@ -10,7 +10,9 @@ import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { goQuote } from '../apimachinery/go-format.ts';
 import { jsonEqual } from '../apimachinery/json-value.ts';
-import { type CompiledNode, type CompiledRules, PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './compile.ts';
+import type { RuleProgram } from './check.ts';
+import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
+import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';
 import { CostLimitExceeded } from './runtime-cost.ts';
 import { runtimeErrorText } from './runtime-errors.ts';
 import { CelValueError } from './values.ts';
@@ -126,213 +128,230 @@ function oldItemFor(node: CompiledNode, item: unknown, oldList: unknown[] | unde
   );
 }
 
-function validate(
-  run: Run,
-  node: CompiledNode | undefined,
-  path: string,
-  obj: unknown,
-  oldObj: unknown,
-  ratchet: Ratchet,
-): boolean {
+/** A value the walk visits: its path, its old value (for oldSelf) and its correlation for ratcheting. */
+interface Visit {
+  path: string;
+  value: unknown;
+  old: unknown;
+  ratchet: Ratchet;
+}
+
+/** Validates the value and the values below it; returns false when evaluation must stop (budget exhausted). */
+function validate(run: Run, node: CompiledNode | undefined, at: Visit): boolean {
+  const obj = at.value;
   if (!node || obj === null || obj === undefined) return true;
-  if (!validateExpressions(run, node, path, obj, oldObj, ratchet)) return false;
-  if (Array.isArray(obj)) {
-    if (!node.items) return true;
-    const oldList = Array.isArray(oldObj) ? oldObj : undefined;
-    for (let i = 0; i < obj.length; i++) {
-      const oldItem = oldItemFor(node, obj[i], oldList);
-      if (!validate(run, node.items, indexPath(path, i), obj[i], oldItem, ratchetIndex(ratchet, oldItem, obj[i])))
-        return false;
-    }
-    return true;
-  }
-  if (typeof obj === 'object') {
-    const record = obj as Record<string, unknown>;
-    const oldRecord =
-      oldObj && typeof oldObj === 'object' && !Array.isArray(oldObj) ? (oldObj as Record<string, unknown>) : undefined;
-    const correlatable = node.mapCorrelatable;
-    if (node.additionalProperties) {
-      for (const [k, v] of Object.entries(record)) {
-        const oldV = correlatable ? oldRecord?.[k] : undefined;
-        if (!validate(run, node.additionalProperties, keyPath(path, k), v, oldV, ratchetKey(ratchet, k, v)))
-          return false;
-      }
-    }
-    for (const [k, sub] of node.properties) {
-      if (!Object.hasOwn(record, k)) continue;
-      const v = record[k];
-      const oldV = correlatable ? oldRecord?.[k] : undefined;
-      if (!validate(run, sub, childPath(path, k), v, oldV, ratchetKey(ratchet, k, v))) return false;
-    }
+  if (!validateExpressions(run, node, at)) return false;
+  if (Array.isArray(obj)) return node.items ? validateItems(run, node, obj, at) : true;
+  if (typeof obj === 'object') return validateFields(run, node, obj as Record<string, unknown>, at);
+  return true;
+}
+
+function validateItems(run: Run, node: CompiledNode, list: unknown[], at: Visit): boolean {
+  const oldList = Array.isArray(at.old) ? at.old : undefined;
+  for (let i = 0; i < list.length; i++) {
+    const value = list[i];
+    const old = oldItemFor(node, value, oldList);
+    const item = { path: indexPath(at.path, i), value, old, ratchet: ratchetIndex(at.ratchet, old, value) };
+    if (!validate(run, node.items, item)) return false;
   }
   return true;
 }
 
-/** Returns false when evaluation must stop (budget exhausted). */
-function validateExpressions(
-  run: Run,
-  node: CompiledNode,
-  path: string,
-  obj: unknown,
-  oldObj: unknown,
-  ratchet: Ratchet,
-): boolean {
-  const rules = node.rules;
-  // The object root is a nil *field.Path in the API server's validator, which prints as <nil>.
-  const shown = path === '' ? NIL_PATH : path;
-  if (rules.length === 0) return true;
-  const type = node.schemaType;
-  if (run.budget <= 0) {
-    run.errors.push(outOfBudget(shown, type));
-    run.budget = -1;
-    return false;
+function validateFields(run: Run, node: CompiledNode, record: Record<string, unknown>, at: Visit): boolean {
+  const old = at.old;
+  const oldRecord =
+    old && typeof old === 'object' && !Array.isArray(old) ? (old as Record<string, unknown>) : undefined;
+  const correlatable = node.mapCorrelatable;
+  if (node.additionalProperties) {
+    for (const [k, value] of Object.entries(record)) {
+      const entry = {
+        path: keyPath(at.path, k),
+        value,
+        old: correlatable ? oldRecord?.[k] : undefined,
+        ratchet: ratchetKey(at.ratchet, k, value),
+      };
+      if (!validate(run, node.additionalProperties, entry)) return false;
+    }
   }
+  for (const [k, sub] of node.properties) {
+    if (!Object.hasOwn(record, k)) continue;
+    const value = record[k];
+    const field = {
+      path: childPath(at.path, k),
+      value,
+      old: correlatable ? oldRecord?.[k] : undefined,
+      ratchet: ratchetKey(at.ratchet, k, value),
+    };
+    if (!validate(run, sub, field)) return false;
+  }
+  return true;
+}
+
+/** The rules of one node evaluating against one value. */
+interface NodeEvaluation {
+  run: Run;
+  node: CompiledNode;
+  at: Visit;
+  /** The path errors print: the object root is a nil *field.Path in the API server's validator, printed <nil>. */
+  shown: string;
+  self: unknown;
+  oldSelf: unknown;
+}
+
+/** What running a program gave: its result or failure, and the cost to charge. */
+interface ProgramRun {
+  result: unknown;
+  failure: unknown;
+  cost: number;
+}
+
+/** Runs a program within the per-call limit; charged what it evaluated if tracked, else its static cost. */
+function runProgram(
+  run: Run,
+  program: RuleProgram,
+  activation: Record<string, unknown>,
+  staticCost: number,
+): ProgramRun {
+  const counter = program.counter;
+  if (counter) {
+    counter.cost = 0;
+    counter.limit = run.options.perCallLimit;
+  }
+  let result: unknown;
+  let failure: unknown;
+  try {
+    result = program.run(activation);
+  } catch (error) {
+    failure = error;
+  }
+  // the library's error absorption (`||`, exists) may have swallowed the interruption
+  if (counter && counter.cost > counter.limit) failure = new CostLimitExceeded();
+  return { result, failure, cost: counter ? counter.cost : staticCost };
+}
+
+/** Marks the budget spent: no further rule runs. */
+function stop(run: Run, error?: FieldError): false {
+  if (error) run.errors.push(error);
+  run.budget = -1;
+  return false;
+}
+
+/** Returns false when evaluation must stop (budget exhausted). */
+function validateExpressions(run: Run, node: CompiledNode, at: Visit): boolean {
+  if (node.rules.length === 0) return true;
+  const shown = at.path === '' ? NIL_PATH : at.path;
+  const type = node.schemaType;
+  if (run.budget <= 0) return stop(run, outOfBudget(shown, type));
   let self: unknown;
   let oldSelf: unknown;
   try {
-    self = node.convert(obj);
-    oldSelf = !node.usesOldSelf || oldObj === undefined || oldObj === null ? undefined : node.convert(oldObj);
+    self = node.convert(at.value);
+    oldSelf = !node.usesOldSelf || at.old === undefined || at.old === null ? undefined : node.convert(at.old);
   } catch (error) {
     if (!(error instanceof CelValueError)) throw error;
     run.errors.push(new FieldError('FieldValueInvalid', shown, type, error.message));
     return true;
   }
-  for (const compiled of rules) {
-    const rule = compiled.rule;
-    if (compiled.error !== undefined) {
-      run.errors.push(new FieldError('FieldValueInvalid', shown, type, `rule compile error: ${compiled.error}`));
-      continue;
-    }
-    const program = compiled.program;
-    if (!program) continue;
-    const optionalOldSelf = rule.optionalOldSelf === true;
-    if (compiled.usesOldSelf && oldSelf === undefined && !optionalOldSelf) continue;
-    const activation: Record<string, unknown> = { self };
-    if (optionalOldSelf) activation.oldSelf = oldSelf === undefined ? Optional.none() : Optional.of(oldSelf);
-    else if (oldSelf !== undefined) activation.oldSelf = oldSelf;
-
-    let result: unknown;
-    let failure: unknown;
-    if (program.counter) {
-      program.counter.cost = 0;
-      program.counter.limit = run.options.perCallLimit;
-    }
-    try {
-      result = program.run(activation);
-    } catch (error) {
-      failure = error;
-    }
-    // the library's error absorption (`||`, exists) may have swallowed the interruption
-    if (program.counter && program.counter.cost > program.counter.limit) failure = new CostLimitExceeded();
-    const cost = program.counter ? program.counter.cost : compiled.staticCost;
-    if (cost > run.budget) {
-      run.errors.push(outOfBudget(shown, type));
-      run.budget = -1;
-      return false;
-    }
-    run.budget -= cost;
-    if (failure !== undefined) {
-      const text = runtimeErrorText(failure);
-      if (failure instanceof CostLimitExceeded) {
-        run.errors.push(
-          new FieldError(
-            'FieldValueInvalid',
-            shown,
-            type,
-            `'${text}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(rule)}`,
-          ),
-        );
-        run.budget = -1;
-        return false;
-      }
-      if (text.startsWith('no such overload')) {
-        run.errors.push(
-          new FieldError(
-            'FieldValueInvalid',
-            shown,
-            type,
-            `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`,
-          ),
-        );
-      } else {
-        run.errors.push(
-          new FieldError('FieldValueInvalid', shown, type, `${text} evaluating rule: ${ruleErrorString(rule)}`),
-        );
-      }
-      continue;
-    }
-    if (result === true) continue;
-
-    const currentPath = compiled.normalizedFieldPath ? childPath(path, compiled.normalizedFieldPath) : shown;
-    const addErr = (e: FieldError) => {
-      if (run.options.ratcheting && !compiled.usesOldSelf && shouldRatchet(ratchet)) {
-        run.warnings.push(e.toString());
-      } else run.errors.push(e);
-    };
-    let detail: string | undefined;
-    // The API server evaluates a messageExpression with the plain activation even for an
-    // optionalOldSelf rule: oldSelf is the old value itself, or absent on create.
-    const messageActivation: Record<string, unknown> = optionalOldSelf
-      ? { self, ...(oldSelf !== undefined && { oldSelf }) }
-      : activation;
-    const messageExpression = compiled.messageExpression;
-    if (messageExpression) {
-      if (messageExpression.counter) {
-        messageExpression.counter.cost = 0;
-        messageExpression.counter.limit = run.options.perCallLimit;
-      }
-      let message: unknown;
-      let failure: unknown;
-      try {
-        message = messageExpression.run(messageActivation);
-      } catch (error) {
-        failure = error;
-      }
-      if (messageExpression.counter && messageExpression.counter.cost > messageExpression.counter.limit)
-        failure = new CostLimitExceeded();
-      const cost = messageExpression.counter ? messageExpression.counter.cost : compiled.messageStaticCost;
-      if (cost > run.budget) {
-        addErr(
-          new FieldError(
-            'FieldValueInvalid',
-            currentPath,
-            type,
-            'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run',
-          ),
-        );
-        run.budget = -1;
-        return false;
-      }
-      if (failure instanceof CostLimitExceeded) {
-        addErr(
-          new FieldError(
-            'FieldValueInvalid',
-            currentPath,
-            type,
-            `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${goQuote(rule.messageExpression ?? '')}`,
-          ),
-        );
-        run.budget = -1;
-        return false;
-      }
-      run.budget -= cost;
-      if (failure === undefined && typeof message === 'string') {
-        const trimmed = message.trim();
-        if (
-          Buffer.byteLength(trimmed) <= MAX_MESSAGE_EXPRESSION_BYTES &&
-          !trimmed.includes('\n') &&
-          trimmed.length > 0
-        ) {
-          detail = trimmed;
-        }
-      }
-      // otherwise the API server logs the failure and falls back to message
-    }
-    detail ??= ruleMessageOrDefault(rule);
-    const value = type === 'object' || type === 'array' ? OMIT_VALUE : obj;
-    addErr(fieldErrorForReason(currentPath, value, detail, rule.reason));
+  const evaluation: NodeEvaluation = { run, node, at, shown, self, oldSelf };
+  for (const compiled of node.rules) {
+    if (!evaluateRule(evaluation, compiled)) return false;
   }
   return true;
+}
+
+/** The error of a rule whose evaluation failed (not for running over the per-call limit). */
+function evaluationError(evaluation: NodeEvaluation, rule: ValidationRule, text: string): FieldError {
+  const { shown, node } = evaluation;
+  const detail = text.startsWith('no such overload')
+    ? `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`
+    : `${text} evaluating rule: ${ruleErrorString(rule)}`;
+  return new FieldError('FieldValueInvalid', shown, node.schemaType, detail);
+}
+
+/** Evaluates one rule; returns false when evaluation must stop. */
+function evaluateRule(evaluation: NodeEvaluation, compiled: CompiledRule): boolean {
+  const { run, shown, self, oldSelf } = evaluation;
+  const type = evaluation.node.schemaType;
+  const rule = compiled.rule;
+  if (compiled.error !== undefined) {
+    run.errors.push(new FieldError('FieldValueInvalid', shown, type, `rule compile error: ${compiled.error}`));
+    return true;
+  }
+  const program = compiled.program;
+  if (!program) return true;
+  const optionalOldSelf = rule.optionalOldSelf === true;
+  if (compiled.usesOldSelf && oldSelf === undefined && !optionalOldSelf) return true;
+  const activation: Record<string, unknown> = { self };
+  if (optionalOldSelf) activation.oldSelf = oldSelf === undefined ? Optional.none() : Optional.of(oldSelf);
+  else if (oldSelf !== undefined) activation.oldSelf = oldSelf;
+  const { result, failure, cost } = runProgram(run, program, activation, compiled.staticCost);
+  if (cost > run.budget) return stop(run, outOfBudget(shown, type));
+  run.budget -= cost;
+  if (failure !== undefined) {
+    const text = runtimeErrorText(failure);
+    if (!(failure instanceof CostLimitExceeded)) {
+      run.errors.push(evaluationError(evaluation, rule, text));
+      return true;
+    }
+    const detail = `'${text}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(rule)}`;
+    return stop(run, new FieldError('FieldValueInvalid', shown, type, detail));
+  }
+  if (result === true) return true;
+  // The API server evaluates a messageExpression with the plain activation even for an
+  // optionalOldSelf rule: oldSelf is the old value itself, or absent on create.
+  const messageActivation: Record<string, unknown> = optionalOldSelf
+    ? { self, ...(oldSelf !== undefined && { oldSelf }) }
+    : activation;
+  return reportFailedRule(evaluation, compiled, messageActivation);
+}
+
+/** The error (or ratcheted warning) of a rule that evaluated to false; returns false when evaluation must stop. */
+function reportFailedRule(
+  evaluation: NodeEvaluation,
+  compiled: CompiledRule,
+  messageActivation: Record<string, unknown>,
+): boolean {
+  const { run, at, shown } = evaluation;
+  const type = evaluation.node.schemaType;
+  const rule = compiled.rule;
+  const currentPath = compiled.normalizedFieldPath ? childPath(at.path, compiled.normalizedFieldPath) : shown;
+  const addErr = (e: FieldError) => {
+    if (run.options.ratcheting && !compiled.usesOldSelf && shouldRatchet(at.ratchet)) {
+      run.warnings.push(e.toString());
+    } else run.errors.push(e);
+  };
+  let detail: string | undefined;
+  const messageExpression = compiled.messageExpression;
+  if (messageExpression) {
+    const message = runProgram(run, messageExpression, messageActivation, compiled.messageStaticCost);
+    let stopping: string | undefined;
+    if (message.cost > run.budget) {
+      stopping =
+        'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run';
+    } else if (message.failure instanceof CostLimitExceeded) {
+      stopping = `no further validation rules will be run due to call cost exceeds limit for messageExpression: ${goQuote(rule.messageExpression ?? '')}`;
+    }
+    if (stopping !== undefined) {
+      addErr(new FieldError('FieldValueInvalid', currentPath, type, stopping));
+      return stop(run);
+    }
+    run.budget -= message.cost;
+    // otherwise the API server logs the failure and falls back to message
+    if (message.failure === undefined) detail = usableMessage(message.result);
+  }
+  detail ??= ruleMessageOrDefault(rule);
+  const value = type === 'object' || type === 'array' ? OMIT_VALUE : at.value;
+  addErr(fieldErrorForReason(currentPath, value, detail, rule.reason));
+  return true;
+}
+
+/** A messageExpression's result as the message, unless it is empty, too long or has a line break. */
+function usableMessage(message: unknown): string | undefined {
+  if (typeof message !== 'string') return undefined;
+  const trimmed = message.trim();
+  if (Buffer.byteLength(trimmed) > MAX_MESSAGE_EXPRESSION_BYTES || trimmed.includes('\n') || trimmed.length === 0)
+    return undefined;
+  return trimmed;
 }
 
 /**
@@ -357,6 +376,6 @@ export function evaluate(
     budget: options.costBudget ?? RUNTIME_COST_BUDGET,
   };
   const ratchet: Ratchet = oldObject === undefined ? {} : { current: { value: object, old: oldObject } };
-  validate(run, compiled.root, options.basePath ?? '', object, oldObject, ratchet);
+  validate(run, compiled.root, { path: options.basePath ?? '', value: object, old: oldObject, ratchet });
   return { errors: run.errors, warnings: run.warnings, remainingBudget: run.budget };
 }

@@ -5,15 +5,8 @@
  */
 
 export { aggregateMessage, FieldError, OMIT_VALUE } from '../apimachinery/field-error.ts';
-export {
-  type CompiledRules,
-  type CompileOptions,
-  type CompileResult,
-  compileRules,
-  PER_CALL_LIMIT,
-  RUNTIME_COST_BUDGET,
-  STATIC_ESTIMATED_COST_LIMIT,
-} from './compile.ts';
+export { type CompiledRules, type CompileOptions, type CompileResult, compileRules } from './compile.ts';
 export { type CelEnvironment, createCelEnvironment } from './environment.ts';
 export { type EvaluateOptions, type EvaluateResult, evaluate } from './evaluate.ts';
 export { type ExpressionResult, evaluateExpression } from './expression.ts';
+export { PER_CALL_LIMIT, RUNTIME_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT } from './limits.ts';

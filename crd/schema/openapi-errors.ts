@@ -51,14 +51,9 @@ export function required(name: string): OpenApiError {
   return { code: REQUIRED, name, value: undefined, message: `${name} in body is required` };
 }
 
-export function validation(
-  code: number,
-  name: string,
-  value: unknown,
-  message: string,
-  extra: Pick<OpenApiError, 'valid' | 'values'> = {},
-): OpenApiError {
-  return { code, name, value, message, ...extra };
+/** An *errors.Validation; the limit (`valid`) or enum `values` are added by the caller where they apply. */
+export function validation(code: number, name: string, value: unknown, message: string): OpenApiError {
+  return { code, name, value, message };
 }
 
 /** kubeOpenAPIResultToFieldErrors: one field error per validator error, same order. */

@@ -40,32 +40,48 @@ function fitsInteger(rep: string, bits: 32 | 64): boolean {
   return bits === 32 ? n >= INT32_MIN && n <= INT32_MAX : n >= INT64_MIN && n <= INT64_MAX;
 }
 
-/** IsValueValidAgainstRange (values.go): the value fits the type and format, or an error message. */
-function rangeError(val: number, valIsInt: boolean, s: SchemaNode, prefix: string, path: string): string | undefined {
+/** A decoded number under validation: its schema, path, value and whether Go decoded it as an int64. */
+interface NumberCheck {
+  s: SchemaNode;
+  path: string;
+  val: number;
+  valIsInt: boolean;
+}
+
+/**
+ * IsValueValidAgainstRange (values.go): whether `value` (the number itself, or a multipleOf, minimum or
+ * maximum of its schema) fits the type and format; else the message, starting with `prefix`.
+ */
+function rangeError(c: NumberCheck, value: number, valueIsInt: boolean, prefix: string): string | undefined {
+  const s = c.s;
   if (s.numberType === '') return undefined;
   if (s.numberType === 'number' && s.numberFormat !== 'float') return undefined;
-  if (s.numberType === 'integer' && Number.isSafeInteger(val)) {
-    if (s.numberFormat !== 'int32' || (val >= -2147483648 && val <= 2147483647)) return undefined;
+  if (s.numberType === 'integer' && Number.isSafeInteger(value)) {
+    if (s.numberFormat !== 'int32' || (value >= -2147483648 && value <= 2147483647)) return undefined;
   }
-  const rep = valIsInt ? BigInt(val).toString() : plainDecimal(val);
+  const rep = valueIsInt ? BigInt(value).toString() : plainDecimal(value);
   let ok = true;
   if (s.numberType === 'integer') ok = fitsInteger(rep, s.numberFormat === 'int32' ? 32 : 64);
-  else if (s.numberFormat === 'float') ok = Math.abs(val) <= FLOAT32_MAX || !Number.isFinite(val);
+  else if (s.numberFormat === 'float') ok = Math.abs(value) <= FLOAT32_MAX || !Number.isFinite(value);
   if (ok) return undefined;
   const typeName = s.numberType;
   return s.numberFormat !== ''
-    ? `${prefix} value must be of type ${typeName} with format ${s.numberFormat} in ${path}`
-    : `${prefix} value must be of type ${typeName} (default format) in ${path}`;
+    ? `${prefix} value must be of type ${typeName} with format ${s.numberFormat} in ${c.path}`
+    : `${prefix} value must be of type ${typeName} (default format) in ${c.path}`;
 }
 
-function multipleOfCheck(
-  path: string,
-  val: number,
-  valIsInt: boolean,
-  factor: number,
-  asNative: boolean,
-): OpenApiError | undefined {
-  if (asNative && valIsInt) {
+/** The schema's value (multipleOf, minimum, maximum) as a bound, or the range error that keeps it a float64. */
+function schemaBound(c: NumberCheck, bound: number, prefix: string, errs: OpenApiError[]): boolean {
+  const bad = rangeError(c, bound, false, prefix);
+  if (bad) errs.push(plainError(bad));
+  // an int64 value is compared with the bound truncated to an int64, unless the bound is out of range
+  return !bad && c.valIsInt;
+}
+
+/** multipleOf, on the int64 path (`asInt`) or the float64 one. */
+function multipleOfError(c: NumberCheck, factor: number, asInt: boolean): OpenApiError | undefined {
+  const { path, val } = c;
+  if (asInt) {
     const f = Math.trunc(factor);
     if (f <= 0)
       return validation(
@@ -94,51 +110,58 @@ function multipleOfCheck(
   return undefined;
 }
 
-function boundCheck(
-  path: string,
-  val: number,
-  valIsInt: boolean,
-  bound: number,
-  exclusive: boolean,
-  asNative: boolean,
-  isMax: boolean,
-): OpenApiError | undefined {
-  const limit = asNative && valIsInt ? Math.trunc(bound) : bound;
-  const fails = isMax ? (exclusive ? val >= limit : val > limit) : exclusive ? val <= limit : val < limit;
-  if (!fails) return undefined;
-  const printed = asNative && valIsInt ? BigInt(limit).toString() : goFloat(limit);
-  const relation = isMax
-    ? exclusive
-      ? 'less than'
-      : 'less than or equal to'
-    : exclusive
-      ? 'greater than'
-      : 'greater than or equal to';
-  return validation(isMax ? MAX : MIN, path, val, `${path} in body should be ${relation} ${printed}`);
+/** minimum or maximum, with their exclusive flags and texts. */
+interface Bound {
+  prefix: string;
+  code: number;
+  limit(s: SchemaNode): number | undefined;
+  exclusive(s: SchemaNode): boolean;
+  /** Whether the value is beyond the limit. */
+  exceeds(val: number, limit: number, exclusive: boolean): boolean;
+  relation(exclusive: boolean): string;
+}
+
+const MINIMUM: Bound = {
+  prefix: 'Minimum boundary',
+  code: MIN,
+  limit: (s) => s.minimum,
+  exclusive: (s) => s.exclusiveMinimum,
+  exceeds: (val, limit, exclusive) => (exclusive ? val <= limit : val < limit),
+  relation: (exclusive) => (exclusive ? 'greater than' : 'greater than or equal to'),
+};
+
+const MAXIMUM: Bound = {
+  prefix: 'Maximum boundary',
+  code: MAX,
+  limit: (s) => s.maximum,
+  exclusive: (s) => s.exclusiveMaximum,
+  exceeds: (val, limit, exclusive) => (exclusive ? val >= limit : val > limit),
+  relation: (exclusive) => (exclusive ? 'less than' : 'less than or equal to'),
+};
+
+function checkBound(c: NumberCheck, bound: Bound, errs: OpenApiError[]): void {
+  const declared = bound.limit(c.s);
+  if (declared === undefined) return;
+  const asInt = schemaBound(c, declared, bound.prefix, errs);
+  const limit = asInt ? Math.trunc(declared) : declared;
+  const exclusive = bound.exclusive(c.s);
+  if (!bound.exceeds(c.val, limit, exclusive)) return;
+  const printed = asInt ? BigInt(limit).toString() : goFloat(limit);
+  errs.push(
+    validation(bound.code, c.path, c.val, `${c.path} in body should be ${bound.relation(exclusive)} ${printed}`),
+  );
 }
 
 /** numberValidator.Validate (validator.go): range, then multipleOf, minimum, maximum. */
 export function validateNumber(s: SchemaNode, val: number, path: string, errs: OpenApiError[]): number {
-  const valIsInt = isGoInt(val);
-  const checked = rangeError(val, valIsInt, s, 'Checked', path);
+  const c: NumberCheck = { s, path, val, valIsInt: isGoInt(val) };
+  const checked = rangeError(c, val, c.valIsInt, 'Checked');
   if (checked) errs.push(plainError(checked));
   if (s.multipleOf !== undefined) {
-    const bad = rangeError(s.multipleOf, false, s, 'MultipleOf', path);
-    if (bad) errs.push(plainError(bad));
-    const err = multipleOfCheck(path, val, valIsInt, s.multipleOf, !bad);
+    const err = multipleOfError(c, s.multipleOf, schemaBound(c, s.multipleOf, 'MultipleOf', errs));
     if (err) errs.push(err);
   }
-  if (s.minimum !== undefined) {
-    const bad = rangeError(s.minimum, false, s, 'Minimum boundary', path);
-    if (bad) errs.push(plainError(bad));
-    const err = boundCheck(path, val, valIsInt, s.minimum, s.exclusiveMinimum, !bad, false);
-    if (err) errs.push(err);
-  }
-  if (s.maximum !== undefined) {
-    const bad = rangeError(s.maximum, false, s, 'Maximum boundary', path);
-    if (bad) errs.push(plainError(bad));
-    const err = boundCheck(path, val, valIsInt, s.maximum, s.exclusiveMaximum, !bad, true);
-    if (err) errs.push(err);
-  }
+  checkBound(c, MINIMUM, errs);
+  checkBound(c, MAXIMUM, errs);
   return 1;
 }

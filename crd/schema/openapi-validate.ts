@@ -57,7 +57,8 @@ function schemaInfo(data: unknown, kind: Kind): [string, string] {
 }
 
 /** typeValidator.Validate (type.go:132). Returns its match count. */
-function validateType(s: SchemaNode, data: unknown, kind: Kind, path: string, errs: OpenApiError[]): number {
+function validateType(s: SchemaNode, data: unknown, path: string, errs: OpenApiError[]): number {
+  const kind = kindOf(data);
   const [schType, format] = schemaInfo(data, kind);
   const types = s.types;
   const isFloatInt = schType === 'number' && isFloat64AJsonInteger(data as number) && types.includes('integer');
@@ -90,19 +91,17 @@ function validateString(s: SchemaNode, data: string, path: string, errs: OpenApi
   if (s.maxLength !== undefined || s.minLength !== undefined) {
     const length = runeCount(data);
     if (s.maxLength !== undefined && length > s.maxLength) {
-      errs.push(
-        validation(TOO_LONG, path, data, `${path} in body should be at most ${s.maxLength} chars long`, {
-          valid: s.maxLength,
-        }),
-      );
+      errs.push({
+        ...validation(TOO_LONG, path, data, `${path} in body should be at most ${s.maxLength} chars long`),
+        valid: s.maxLength,
+      });
       return;
     }
     if (s.minLength !== undefined && length < s.minLength) {
-      errs.push(
-        validation(TOO_SHORT, path, data, `${path} in body should be at least ${s.minLength} chars long`, {
-          valid: s.minLength,
-        }),
-      );
+      errs.push({
+        ...validation(TOO_SHORT, path, data, `${path} in body should be at least ${s.minLength} chars long`),
+        valid: s.minLength,
+      });
       return;
     }
   }
@@ -143,34 +142,22 @@ function validateEnum(s: SchemaNode, data: unknown, path: string, errs: OpenApiE
   const values = s.enum;
   if (!values) return;
   for (const v of values) if (enumMatches(data, v)) return;
-  errs.push(
-    validation(ENUM, path, data === undefined ? null : data, `${path} in body should be one of ${values}`, { values }),
-  );
+  errs.push({
+    ...validation(ENUM, path, data === undefined ? null : data, `${path} in body should be one of ${values}`),
+    values,
+  });
 }
 
-function validateSlice(
-  s: SchemaNode,
-  data: unknown[],
-  path: string,
-  errs: OpenApiError[],
-  corr: Correlation | undefined,
-): number {
-  let count = 0;
-  const items = s.items;
-  if (items) {
-    for (let i = 0; i < data.length; i++) {
-      count += validateRatcheted(items, data[i], `${path}[${i}]`, errs, corr?.index(i));
-    }
-  }
+/** minItems, maxItems, uniqueItems of a list. */
+function validateListBounds(s: SchemaNode, data: unknown[], path: string, errs: OpenApiError[]): void {
   if (s.minItems !== undefined && data.length < s.minItems) {
     errs.push(validation(MIN_ITEMS, path, data.length, `${path} in body should have at least ${s.minItems} items`));
   }
   if (s.maxItems !== undefined && data.length > s.maxItems) {
-    errs.push(
-      validation(MAX_ITEMS, path, data.length, `${path} in body should have at most ${s.maxItems} items`, {
-        valid: s.maxItems,
-      }),
-    );
+    errs.push({
+      ...validation(MAX_ITEMS, path, data.length, `${path} in body should have at most ${s.maxItems} items`),
+      valid: s.maxItems,
+    });
   }
   if (s.uniqueItems) {
     outer: for (let i = 1; i < data.length; i++) {
@@ -182,114 +169,162 @@ function validateSlice(
       }
     }
   }
-  return count + 1;
 }
 
-function validateObject(
-  s: SchemaNode,
-  data: Record<string, unknown>,
-  path: string,
-  errs: OpenApiError[],
-  corr: Correlation | undefined,
-): number {
-  let count = 0;
-  const keys = Object.keys(data);
-  if (s.minProperties !== undefined && keys.length < s.minProperties) {
+/** minProperties, maxProperties of an object. */
+function validatePropertyCount(s: SchemaNode, count: number, path: string, errs: OpenApiError[]): void {
+  if (s.minProperties !== undefined && count < s.minProperties) {
     errs.push(
-      validation(
-        TOO_FEW_PROPERTIES,
-        path,
-        keys.length,
-        `${path} in body should have at least ${s.minProperties} properties`,
-      ),
+      validation(TOO_FEW_PROPERTIES, path, count, `${path} in body should have at least ${s.minProperties} properties`),
     );
   }
-  if (s.maxProperties !== undefined && keys.length > s.maxProperties) {
-    errs.push(
-      validation(
+  if (s.maxProperties !== undefined && count > s.maxProperties) {
+    errs.push({
+      ...validation(
         TOO_MANY_PROPERTIES,
         path,
-        keys.length,
+        count,
         `${path} in body should have at most ${s.maxProperties} properties`,
-        {
-          valid: s.maxProperties,
-        },
       ),
-    );
+      valid: s.maxProperties,
+    });
   }
-  const properties = s.properties;
-  if (s.additionalPropertiesAllows === false) {
-    for (const k of keys) {
-      if (!properties?.has(k))
-        errs.push(validation(UNALLOWED_PROPERTY, path, k, `${path}.${k} in body is a forbidden property`));
-    }
-  } else if (s.additionalProperties) {
-    for (const k of keys) {
-      if (properties?.has(k)) continue;
-      count += validateRatcheted(s.additionalProperties, data[k], `${path}.${k}`, errs, corr?.key(k));
-    }
-  }
-  if (properties) {
-    for (const [name, prop] of properties) {
-      if (!Object.hasOwn(data, name)) continue;
-      const childCorr = path === '' && (name === 'kind' || name === 'apiVersion') ? undefined : corr?.key(name);
-      count += validateRatcheted(prop, data[name], path === '' ? name : `${path}.${name}`, errs, childCorr);
-    }
-  }
-  for (const k of s.required) {
-    if (!Object.hasOwn(data, k)) errs.push(required(`${path}.${k}`));
-  }
-  return count;
 }
 
-interface BranchResult {
-  errs: OpenApiError[];
-  count: number;
-}
+/**
+ * One run of the validator over a value: the errors found so far. Each method validates `data` at `path`
+ * against the schema `s`; `corr` correlates `data` with its old value on update. They return kube-openapi's
+ * match count (what anyOf and oneOf compare their branches by).
+ */
+class SchemaWalk {
+  readonly errs: OpenApiError[] = [];
 
-function branch(s: SchemaNode, data: unknown, path: string, corr: Correlation | undefined): BranchResult {
-  const errs: OpenApiError[] = [];
-  const count = validateNode(s, data, path, errs, corr);
-  return { errs, count };
-}
+  /** SchemaValidator.Validate (schema.go): every validator that applies, in kube-openapi's order. */
+  node(s: SchemaNode, data: unknown, path: string, corr: Correlation | undefined): number {
+    const errs = this.errs;
+    if (data === null || data === undefined) {
+      let count = 0;
+      if (s.types.length > 0 && !s.nullable) errs.push(invalidType(path, s.typeText, 'null'));
+      else count = 1;
+      validateEnum(s, null, path, errs);
+      return count;
+    }
+    const kind = kindOf(data);
+    let count = 0;
+    if (s.types.length > 0 || s.format !== '') count += validateType(s, data, path, errs) + 1;
+    count += s.hasCombinators ? this.combinators(s, data, path, corr) + 1 : 2;
+    if (kind === 'string') {
+      validateString(s, data as string, path, errs);
+      count++;
+      if (s.formatCheck) {
+        if (!s.formatCheck(data as string)) errs.push(invalidType(path, s.format, data));
+        count++;
+      }
+    } else if (kind === 'number') {
+      count += validateNumber(s, data as number, path, errs) + 1;
+    } else if (kind === 'array') {
+      count += this.list(s, data as unknown[], path, corr) + 1;
+    }
+    validateEnum(s, data, path, errs);
+    count++;
+    if (kind === 'object') count += this.object(s, data as Record<string, unknown>, path, corr) + 1;
+    return count + 1;
+  }
 
-/** schemaPropsValidator.Validate (schema_props.go): anyOf, oneOf, allOf, not. */
-function validateCombinators(
-  s: SchemaNode,
-  data: unknown,
-  path: string,
-  errs: OpenApiError[],
-  corr: Correlation | undefined,
-): number {
-  let count = 0;
-  const merge = (r: BranchResult) => {
-    append(errs, r.errs);
-    count += r.count;
-  };
-  if (s.anyOf.length > 0) {
+  /** ratchetingValueValidator.Validate: errors in a subtree equal to the old one are dropped. */
+  ratcheted(s: SchemaNode, data: unknown, path: string, corr: Correlation | undefined): number {
+    const errs = this.errs;
+    const before = errs.length;
+    const count = this.node(s, data, path, corr);
+    if (corr && errs.length > before && corr.deepEqual()) errs.length = before;
+    return count;
+  }
+
+  /** sliceValidator.Validate: the items, then the list's own bounds. */
+  private list(s: SchemaNode, data: unknown[], path: string, corr: Correlation | undefined): number {
+    let count = 0;
+    const items = s.items;
+    if (items) {
+      for (let i = 0; i < data.length; i++) count += this.ratcheted(items, data[i], `${path}[${i}]`, corr?.index(i));
+    }
+    validateListBounds(s, data, path, this.errs);
+    return count + 1;
+  }
+
+  /** objectValidator.Validate: the property count, unknown or additional properties, properties, required. */
+  private object(s: SchemaNode, data: Record<string, unknown>, path: string, corr: Correlation | undefined): number {
+    const errs = this.errs;
+    let count = 0;
+    const keys = Object.keys(data);
+    validatePropertyCount(s, keys.length, path, errs);
+    const properties = s.properties;
+    if (s.additionalPropertiesAllows === false) {
+      for (const k of keys) {
+        if (!properties?.has(k))
+          errs.push(validation(UNALLOWED_PROPERTY, path, k, `${path}.${k} in body is a forbidden property`));
+      }
+    } else if (s.additionalProperties) {
+      for (const k of keys) {
+        if (properties?.has(k)) continue;
+        count += this.ratcheted(s.additionalProperties, data[k], `${path}.${k}`, corr?.key(k));
+      }
+    }
+    if (properties) {
+      for (const [name, prop] of properties) {
+        if (!Object.hasOwn(data, name)) continue;
+        const childCorr = path === '' && (name === 'kind' || name === 'apiVersion') ? undefined : corr?.key(name);
+        count += this.ratcheted(prop, data[name], path === '' ? name : `${path}.${name}`, childCorr);
+      }
+    }
+    for (const k of s.required) {
+      if (!Object.hasOwn(data, k)) errs.push(required(`${path}.${k}`));
+    }
+    return count;
+  }
+
+  /** schemaPropsValidator.Validate (schema_props.go): anyOf, oneOf, allOf, not. */
+  private combinators(s: SchemaNode, data: unknown, path: string, corr: Correlation | undefined): number {
+    let count = 0;
+    if (s.anyOf.length > 0) count += this.anyOf(s, data, path, corr);
+    if (s.oneOf.length > 0)
+      count += this.oneOf(
+        s.oneOf.map((sub) => branch(sub, data, path, corr)),
+        path,
+      );
+    if (s.allOf.length > 0)
+      count += this.allOf(
+        s.allOf.map((sub) => branch(sub, data, path, corr)),
+        path,
+      );
+    if (s.not && branch(s.not, data, path, corr).errs.length === 0) {
+      this.errs.push(plainError(`${goQuote(path)} must not validate the schema (not)`));
+    }
+    return count + 1;
+  }
+
+  /** Takes a branch's errors; returns its count. */
+  private merge(r: BranchResult): number {
+    append(this.errs, r.errs);
+    return r.count;
+  }
+
+  /** The first branch that validates, else the best one (the highest count) and an error. */
+  private anyOf(s: SchemaNode, data: unknown, path: string, corr: Correlation | undefined): number {
     let best: BranchResult | undefined;
-    let firstSuccess: BranchResult | undefined;
-    let succeeded = false;
     for (const sub of s.anyOf) {
       const r = branch(sub, data, path, corr);
-      if (r.errs.length === 0) {
-        best = undefined;
-        succeeded = true;
-        firstSuccess ??= r;
-        break;
-      }
+      if (r.errs.length === 0) return this.merge(r);
       if (!best || r.count > best.count) best = r;
     }
-    if (!succeeded) errs.push(plainError(`${goQuote(path)} must validate at least one schema (anyOf)`));
-    if (best) merge(best);
-    else if (firstSuccess) merge(firstSuccess);
+    this.errs.push(plainError(`${goQuote(path)} must validate at least one schema (anyOf)`));
+    return best ? this.merge(best) : 0;
   }
-  if (s.oneOf.length > 0) {
+
+  private oneOf(results: readonly BranchResult[], path: string): number {
     let best: BranchResult | undefined;
     let firstSuccess: BranchResult | undefined;
     let validated = 0;
-    for (const sub of s.oneOf) {
-      const r = branch(sub, data, path, corr);
+    for (const r of results) {
       if (r.errs.length === 0) {
         validated++;
         best = undefined;
@@ -298,89 +333,43 @@ function validateCombinators(
       }
       if (validated === 0 && (!best || r.count > best.count)) best = r;
     }
-    if (validated !== 1) {
-      const detail = validated === 0 ? 'Found none valid' : `Found ${validated} valid alternatives`;
-      errs.push(plainError(`${goQuote(path)} must validate one and only one schema (oneOf). ${detail}`));
-      if (best) merge(best);
-    } else if (firstSuccess) merge(firstSuccess);
+    if (validated === 1) return firstSuccess ? this.merge(firstSuccess) : 0;
+    const detail = validated === 0 ? 'Found none valid' : `Found ${validated} valid alternatives`;
+    this.errs.push(plainError(`${goQuote(path)} must validate one and only one schema (oneOf). ${detail}`));
+    return best ? this.merge(best) : 0;
   }
-  if (s.allOf.length > 0) {
-    let validated = 0;
-    for (const sub of s.allOf) {
-      const r = branch(sub, data, path, corr);
-      if (r.errs.length === 0) validated++;
-      merge(r);
-    }
-    if (validated !== s.allOf.length) {
-      errs.push(
-        plainError(
-          `${goQuote(path)} must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}`,
-        ),
-      );
-    }
-  }
-  if (s.not && branch(s.not, data, path, corr).errs.length === 0) {
-    errs.push(plainError(`${goQuote(path)} must not validate the schema (not)`));
-  }
-  return count + 1;
-}
 
-/** SchemaValidator.Validate (schema.go): every validator that applies, in kube-openapi's order. */
-function validateNode(
-  s: SchemaNode,
-  data: unknown,
-  path: string,
-  errs: OpenApiError[],
-  corr: Correlation | undefined,
-): number {
-  if (data === null || data === undefined) {
+  private allOf(results: readonly BranchResult[], path: string): number {
+    let validated = 0;
     let count = 0;
-    if (s.types.length > 0 && !s.nullable) errs.push(invalidType(path, s.typeText, 'null'));
-    else count = 1;
-    validateEnum(s, null, path, errs);
+    for (const r of results) {
+      if (r.errs.length === 0) validated++;
+      count += this.merge(r);
+    }
+    if (validated !== results.length) {
+      const none = validated === 0 ? '. None validated' : '';
+      this.errs.push(plainError(`${goQuote(path)} must validate all the schemas (allOf)${none}`));
+    }
     return count;
   }
-  const kind = kindOf(data);
-  let count = 0;
-  if (s.types.length > 0 || s.format !== '') count += validateType(s, data, kind, path, errs) + 1;
-  count += s.hasCombinators ? validateCombinators(s, data, path, errs, corr) + 1 : 2;
-  if (kind === 'string') {
-    validateString(s, data as string, path, errs);
-    count++;
-    if (s.formatCheck) {
-      if (!s.formatCheck(data as string)) errs.push(invalidType(path, s.format, data));
-      count++;
-    }
-  } else if (kind === 'number') {
-    count += validateNumber(s, data as number, path, errs) + 1;
-  } else if (kind === 'array') {
-    count += validateSlice(s, data as unknown[], path, errs, corr) + 1;
-  }
-  validateEnum(s, data, path, errs);
-  count++;
-  if (kind === 'object') count += validateObject(s, data as Record<string, unknown>, path, errs, corr) + 1;
-  return count + 1;
 }
 
-/** ratchetingValueValidator.Validate: errors in a subtree equal to the old one are dropped. */
-function validateRatcheted(
-  s: SchemaNode,
-  data: unknown,
-  path: string,
-  errs: OpenApiError[],
-  corr: Correlation | undefined,
-): number {
-  const before = errs.length;
-  const count = validateNode(s, data, path, errs, corr);
-  if (corr && errs.length > before && corr.deepEqual()) errs.length = before;
-  return count;
+interface BranchResult {
+  errs: OpenApiError[];
+  count: number;
+}
+
+function branch(s: SchemaNode, data: unknown, path: string, corr: Correlation | undefined): BranchResult {
+  const walk = new SchemaWalk();
+  const count = walk.node(s, data, path, corr);
+  return { errs: walk.errs, count };
 }
 
 /** Validates a whole object against the root schema; `corr` correlates it with the old object on update. */
 export function validateAgainstSchema(root: SchemaNode, object: unknown, corr?: Correlation): OpenApiError[] {
-  const errs: OpenApiError[] = [];
-  validateRatcheted(root, object, '', errs, corr);
-  return dedupe(errs);
+  const walk = new SchemaWalk();
+  walk.ratcheted(root, object, '', corr);
+  return dedupe(walk.errs);
 }
 
 /** Result.AddErrors keeps one error per message. */

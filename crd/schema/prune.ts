@@ -19,45 +19,57 @@ interface PruneRun {
   unknown: string[];
 }
 
-function copyPruned(
-  x: unknown,
-  s: SchemaNode | undefined,
-  path: string,
-  root: boolean,
-  preserve: boolean,
-  run: PruneRun,
-): unknown {
-  if (x === null || typeof x !== 'object') return x;
-  // skipPrune: below x-kubernetes-preserve-unknown-fields, keys without a schema are kept as they are.
-  const keep = preserve || s?.preserveUnknownFields === true;
+/** An object or list the walk copies: its schema, its path, and what the nodes above decided. */
+interface PruneAt {
+  s: SchemaNode | undefined;
+  path: string;
+  /** The resource root: apiVersion, kind and metadata are kept, metadata as it is. */
+  root: boolean;
+  /** skipPrune: below x-kubernetes-preserve-unknown-fields, keys without a schema are kept as they are. */
+  preserve: boolean;
+}
+
+const isContainer = (x: unknown): x is object => x !== null && typeof x === 'object';
+
+function copyPruned(run: PruneRun, x: object, at: PruneAt): unknown {
+  const s = at.s;
+  const keep = at.preserve || s?.preserveUnknownFields === true;
   if (Array.isArray(x)) {
     const items = s?.items;
     const out = new Array(x.length);
-    for (let i = 0; i < x.length; i++) out[i] = copyPruned(x[i], items, `${path}[${i}]`, false, keep, run);
+    for (let i = 0; i < x.length; i++) {
+      const v = x[i];
+      out[i] = isContainer(v)
+        ? copyPruned(run, v, { s: items, path: `${at.path}[${i}]`, root: false, preserve: keep })
+        : v;
+    }
     return out;
   }
   const obj = x as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  const embedded = root || s?.embeddedResource === true;
+  const embedded = at.root || s?.embeddedResource === true;
   for (const k in obj) {
     const v = obj[k];
     const child = s?.properties?.get(k) ?? s?.additionalProperties;
     if (embedded && s !== undefined && META_FIELDS.has(k)) {
       // Kept unpruned; the root's metadata is replaced by its decoded copy anyway.
       if (!(v === null && run.dropNulls && dropsNull(child)))
-        setKey(out, k, root && k === 'metadata' ? v : deepCopyJson(v));
+        setKey(out, k, at.root && k === 'metadata' ? v : deepCopyJson(v));
       continue;
     }
     if (!child && !keep) {
       // pruning/algorithm.go:90: a stray apiVersion/kind/metadata at the very top goes unreported
-      if (!(META_FIELDS.has(k) && path === '' && s !== undefined)) run.unknown.push(joinKey(path, k));
+      if (!(META_FIELDS.has(k) && at.path === '' && s !== undefined)) run.unknown.push(joinKey(at.path, k));
       continue;
     }
     if (v === null) {
       if (!(run.dropNulls && dropsNull(child))) setKey(out, k, null);
       continue;
     }
-    setKey(out, k, typeof v === 'object' ? copyPruned(v, child, joinKey(path, k), false, keep && !child, run) : v);
+    const copy = isContainer(v)
+      ? copyPruned(run, v, { s: child, path: joinKey(at.path, k), root: false, preserve: keep && !child })
+      : v;
+    setKey(out, k, copy);
   }
   return out;
 }
@@ -79,6 +91,8 @@ export function pruneUnknownFields(
   options: PruneOptions = {},
 ): { value: unknown; unknown: string[] } {
   const run: PruneRun = { dropNulls: options.dropNulls === true, unknown: [] };
-  const pruned = copyPruned(value, schema, '', options.isResourceRoot === true, false, run);
+  const pruned = isContainer(value)
+    ? copyPruned(run, value, { s: schema, path: '', root: options.isResourceRoot === true, preserve: false })
+    : value;
   return { value: pruned, unknown: run.unknown.length > 1 ? run.unknown.sort(compareGoStrings) : run.unknown };
 }

@@ -32,83 +32,89 @@ const BLOCKING: ReadonlySet<FieldErrorType> = new Set([
   'FieldValueTypeInvalid',
 ]);
 
-/** customResourceStrategy.Validate / ValidateUpdate, in the API server's order. */
+/** What objects of one CRD version validate against. */
+export interface ValidationTarget {
+  schema: CompiledSchema;
+  target: CrdTarget;
+  runRules: RuleRunner;
+}
+
+interface ValidationResult {
+  errors: FieldError[];
+  warnings: string[];
+}
+
+function objectMetaErrors(target: CrdTarget, object: JsonObject, oldObject: JsonObject | undefined): FieldError[] {
+  if (oldObject === undefined) {
+    return validateObjectMeta(metadataOf(object), 'metadata', {
+      requiresNamespace: target.namespaced,
+      nameFn: nameIsDnsSubdomain,
+      nameMayBeGenerated: true,
+    });
+  }
+  // rest.ValidateUpdate: the common fields (ValidateObjectMetaAccessor with path-segment names,
+  // then ValidateObjectMetaAccessorUpdate), then the strategy's ObjectMeta update check, which
+  // runs ValidateObjectMetaAccessorUpdate again: a bad label on update is reported three times.
+  const meta = metadataOf(object);
+  const errors = validateObjectMeta(meta, 'metadata', {
+    requiresNamespace: target.namespaced,
+    nameFn: pathSegmentName,
+    nameMayBeGenerated: false,
+  });
+  // The same check twice gives the same errors: computed once (a hostile review's labels are costly).
+  const update = validateObjectMetaUpdate(meta, metadataOf(oldObject), 'metadata');
+  append(errors, update);
+  append(errors, update);
+  return errors;
+}
+
+/**
+ * customResourceStrategy.Validate / ValidateUpdate, in the API server's order; `kind` is the object's
+ * (another than the target's fails alone).
+ */
 export function validate(
-  compiled: CompiledSchema,
+  version: ValidationTarget,
   object: JsonObject,
   oldObject: JsonObject | undefined,
-  target: CrdTarget,
-  runRules: RuleRunner,
-  sameKind: boolean,
-): { errors: FieldError[]; warnings: string[] } {
-  const warnings: string[] = [];
-  const errors: FieldError[] = [];
-  if (!sameKind) {
+  kind: string,
+): ValidationResult {
+  const { schema: compiled, target } = version;
+  const result: ValidationResult = { errors: [], warnings: [] };
+  if (kind !== target.kind) {
     // ValidateTypeMeta fails alone; the strategy still walks embedded resources, list types and CEL.
-    errors.push(fieldErrors.invalid('kind', object.kind, `must be ${target.kind}`));
-    append(errors, validateStructure(compiled, object, oldObject, runRules, errors, warnings));
-    return { errors, warnings };
+    result.errors.push(fieldErrors.invalid('kind', object.kind, `must be ${target.kind}`));
+    validateStructure(version, object, oldObject, result);
+    return result;
   }
-  if (oldObject === undefined) {
-    append(
-      errors,
-      validateObjectMeta(metadataOf(object), 'metadata', {
-        requiresNamespace: target.namespaced,
-        nameFn: nameIsDnsSubdomain,
-        nameMayBeGenerated: true,
-      }),
-    );
-  } else {
-    // rest.ValidateUpdate: the common fields (ValidateObjectMetaAccessor with path-segment names,
-    // then ValidateObjectMetaAccessorUpdate), then the strategy's ObjectMeta update check, which
-    // runs ValidateObjectMetaAccessorUpdate again: a bad label on update is reported three times.
-    const meta = metadataOf(object);
-    const old = metadataOf(oldObject);
-    append(
-      errors,
-      validateObjectMeta(meta, 'metadata', {
-        requiresNamespace: target.namespaced,
-        nameFn: pathSegmentName,
-        nameMayBeGenerated: false,
-      }),
-    );
-    // The same check twice gives the same errors: computed once (a hostile review's labels are costly).
-    const update = validateObjectMetaUpdate(meta, old, 'metadata');
-    append(errors, update);
-    append(errors, update);
-  }
+  append(result.errors, objectMetaErrors(target, object, oldObject));
   const correlation = oldObject ? new Correlation(object, oldObject, compiled.root) : undefined;
-  append(errors, toFieldErrors(validateAgainstSchema(compiled.root, object, correlation)));
-  append(errors, validateScaleSpec(object, compiled.scale));
-  append(errors, validateScaleStatus(object, compiled.scale));
-  append(errors, validateStructure(compiled, object, oldObject, runRules, errors, warnings));
-  return { errors, warnings };
+  append(result.errors, toFieldErrors(validateAgainstSchema(compiled.root, object, correlation)));
+  append(result.errors, validateScaleSpec(object, compiled.scale));
+  append(result.errors, validateScaleStatus(object, compiled.scale));
+  validateStructure(version, object, oldObject, result);
+  return result;
 }
 
 /** Embedded resources, list-type invariants, then CEL unless a blocking error occurred (strategy.go:211-224). */
 function validateStructure(
-  compiled: CompiledSchema,
+  version: ValidationTarget,
   object: JsonObject,
   oldObject: JsonObject | undefined,
-  runRules: RuleRunner,
-  before: readonly FieldError[],
-  warnings: string[],
-): FieldError[] {
-  const errors: FieldError[] = [];
+  result: ValidationResult,
+): void {
+  const { schema: compiled } = version;
+  const { errors } = result;
   if (compiled.hasEmbeddedResources) append(errors, validateEmbeddedResources(object, compiled.root));
   if (compiled.hasListTypes) {
     if (!oldObject || validateListSetsAndMaps(compiled.root, oldObject).length === 0) {
       append(errors, validateListSetsAndMaps(compiled.root, object));
     }
   }
-  if (compiled.hasCelRules) {
-    const blocked = before.some((e) => BLOCKING.has(e.type)) || errors.some((e) => BLOCKING.has(e.type));
-    if (blocked) errors.push(fieldErrors.invalid(NIL_PATH, null, CEL_SKIPPED_DETAIL));
-    else {
-      const result = runRules(object, oldObject);
-      append(errors, result.errors);
-      append(warnings, result.warnings);
-    }
+  if (!compiled.hasCelRules) return;
+  if (errors.some((e) => BLOCKING.has(e.type))) errors.push(fieldErrors.invalid(NIL_PATH, null, CEL_SKIPPED_DETAIL));
+  else {
+    const rules = version.runRules(object, oldObject);
+    append(errors, rules.errors);
+    append(result.warnings, rules.warnings);
   }
-  return errors;
 }

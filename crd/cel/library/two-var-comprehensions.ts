@@ -65,6 +65,94 @@ function entries(v: unknown): Array<[unknown, unknown]> {
   throw new CelFunctionError(`expression of type '${typeof v}' cannot be range of a comprehension`);
 }
 
+/** The type of the comprehension: bool, or the list or map it builds. */
+function resultType(kind: Kind, checker: Checker, m: Macro, ctx: CheckContext): TypeDecl {
+  const rt = checker.check(m.receiver, ctx);
+  const isMap = rt.kind === 'map';
+  const dyn = checker.getType('dyn');
+  const firstType = rt.kind === 'list' ? checker.getType('int') : isMap ? (rt.keyType ?? dyn) : dyn;
+  const secondType = rt.kind === 'list' || isMap ? (rt.valueType ?? dyn) : dyn;
+  m.firstCtx = ctx.forkWithVariable(m.first, firstType);
+  m.secondCtx = m.firstCtx.forkWithVariable(m.second, secondType);
+  const types = m.exprs.map((e) => checker.check(e, m.secondCtx as CheckContext));
+  const last = types[types.length - 1] ?? dyn;
+  switch (kind) {
+    case 'all':
+    case 'exists':
+    case 'existsOne':
+      return checker.getType('bool');
+    case 'transformList':
+      return checker.registry.getListType(last);
+    case 'transformMap':
+      return checker.registry.getMapType(firstType, last);
+    case 'transformMapEntry':
+      return last.kind === 'map' ? last : checker.registry.getMapType(dyn, dyn);
+  }
+}
+
+/** Evaluates an expression with the two iteration variables bound. */
+type Step = (node: AstNode, k: unknown, v: unknown) => unknown;
+
+/**
+ * all (`wanted` false) and exists (`wanted` true): `wanted` as soon as one entry gives it; else the first
+ * error, if any entry failed; else the opposite.
+ */
+function quantify(items: Array<[unknown, unknown]>, step: Step, predicate: AstNode, wanted: boolean): boolean {
+  let error: unknown;
+  for (const [k, v] of items) {
+    try {
+      if (step(predicate, k, v) === wanted) return wanted;
+    } catch (err) {
+      error ??= err;
+    }
+  }
+  if (error) throw error;
+  return !wanted;
+}
+
+/** transformList, transformMap, transformMapEntry: the entries `filter` (when given) keeps, mapped by `map`. */
+function transform(kind: Kind, items: Array<[unknown, unknown]>, step: Step, exprs: AstNode[]): unknown {
+  const [e0, e1] = exprs as [AstNode, AstNode | undefined];
+  const list: unknown[] = [];
+  const map = new Map<unknown, unknown>();
+  for (const [k, v] of items) {
+    if (e1 !== undefined && step(e0, k, v) !== true) continue;
+    const result = step(e1 ?? e0, k, v);
+    if (kind === 'transformList') list.push(result);
+    else if (kind === 'transformMap') map.set(k, result);
+    else {
+      for (const [ek, evv] of entries(result)) {
+        if (map.has(ek)) throw new CelFunctionError(`insert failed: key ${String(ek)} already exists`);
+        map.set(ek, evv);
+      }
+    }
+  }
+  return kind === 'transformList' ? list : map;
+}
+
+function evaluateComprehension(kind: Kind, ev: Evaluator, m: Macro, ctx: EvalContext): unknown {
+  const range = ev.run(m.receiver, ctx);
+  const firstCtx = m.firstCtx as unknown as EvalContext;
+  const secondCtx = m.secondCtx as unknown as EvalContext;
+  const step: Step = (node, k, v) => {
+    const c1 = firstCtx.reuse(ctx).setIterValue(k, ev);
+    const c2 = secondCtx.reuse(c1).setIterValue(v, ev);
+    return ev.run(node, c2);
+  };
+  const items = entries(range);
+  const predicate = m.exprs[0] as AstNode;
+  switch (kind) {
+    case 'all':
+      return quantify(items, step, predicate, false);
+    case 'exists':
+      return quantify(items, step, predicate, true);
+    case 'existsOne':
+      return items.filter(([k, v]) => step(predicate, k, v) === true).length === 1;
+    default:
+      return transform(kind, items, step, m.exprs);
+  }
+}
+
 function makeMacro(kind: Kind) {
   return ({ args, receiver }: MacroInput) => {
     const macro: Macro = {
@@ -75,97 +163,8 @@ function makeMacro(kind: Kind) {
     };
     return {
       ...macro,
-      typeCheck(checker: Checker, m: Macro, ctx: CheckContext): TypeDecl {
-        const rt = checker.check(m.receiver, ctx);
-        const isMap = rt.kind === 'map';
-        const dyn = checker.getType('dyn');
-        const firstType = rt.kind === 'list' ? checker.getType('int') : isMap ? (rt.keyType ?? dyn) : dyn;
-        const secondType = rt.kind === 'list' || isMap ? (rt.valueType ?? dyn) : dyn;
-        m.firstCtx = ctx.forkWithVariable(m.first, firstType);
-        m.secondCtx = m.firstCtx.forkWithVariable(m.second, secondType);
-        const types = m.exprs.map((e) => checker.check(e, m.secondCtx as CheckContext));
-        const last = types[types.length - 1] ?? dyn;
-        switch (kind) {
-          case 'all':
-          case 'exists':
-          case 'existsOne':
-            return checker.getType('bool');
-          case 'transformList':
-            return checker.registry.getListType(last);
-          case 'transformMap':
-            return checker.registry.getMapType(firstType, last);
-          case 'transformMapEntry':
-            return last.kind === 'map' ? last : checker.registry.getMapType(dyn, dyn);
-        }
-      },
-      evaluate(ev: Evaluator, m: Macro, ctx: EvalContext): unknown {
-        const range = ev.run(m.receiver, ctx);
-        const firstCtx = m.firstCtx as unknown as EvalContext;
-        const secondCtx = m.secondCtx as unknown as EvalContext;
-        const run = (node: AstNode, k: unknown, v: unknown) => {
-          const c1 = firstCtx.reuse(ctx).setIterValue(k, ev);
-          const c2 = secondCtx.reuse(c1).setIterValue(v, ev);
-          return ev.run(node, c2);
-        };
-        const [e0, e1] = m.exprs as [AstNode, AstNode | undefined];
-        const items = entries(range);
-        switch (kind) {
-          case 'all': {
-            let error: unknown;
-            for (const [k, v] of items) {
-              try {
-                if (run(e0, k, v) === false) return false;
-              } catch (err) {
-                error ??= err;
-              }
-            }
-            if (error) throw error;
-            return true;
-          }
-          case 'exists': {
-            let error: unknown;
-            for (const [k, v] of items) {
-              try {
-                if (run(e0, k, v) === true) return true;
-              } catch (err) {
-                error ??= err;
-              }
-            }
-            if (error) throw error;
-            return false;
-          }
-          case 'existsOne':
-            return items.filter(([k, v]) => run(e0, k, v) === true).length === 1;
-          case 'transformList': {
-            const out: unknown[] = [];
-            for (const [k, v] of items) {
-              if (e1 !== undefined && run(e0, k, v) !== true) continue;
-              out.push(run(e1 ?? e0, k, v));
-            }
-            return out;
-          }
-          case 'transformMap': {
-            const out = new Map<unknown, unknown>();
-            for (const [k, v] of items) {
-              if (e1 !== undefined && run(e0, k, v) !== true) continue;
-              out.set(k, run(e1 ?? e0, k, v));
-            }
-            return out;
-          }
-          case 'transformMapEntry': {
-            const out = new Map<unknown, unknown>();
-            for (const [k, v] of items) {
-              if (e1 !== undefined && run(e0, k, v) !== true) continue;
-              const entry = run(e1 ?? e0, k, v);
-              for (const [ek, evv] of entries(entry)) {
-                if (out.has(ek)) throw new CelFunctionError(`insert failed: key ${String(ek)} already exists`);
-                out.set(ek, evv);
-              }
-            }
-            return out;
-          }
-        }
-      },
+      typeCheck: (checker: Checker, m: Macro, ctx: CheckContext) => resultType(kind, checker, m, ctx),
+      evaluate: (ev: Evaluator, m: Macro, ctx: EvalContext) => evaluateComprehension(kind, ev, m, ctx),
     };
   };
 }

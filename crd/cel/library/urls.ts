@@ -6,18 +6,27 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { CelFunctionError } from './errors.ts';
 
-export class CelURL {
+/** The parts of a URL the library reads (Go's url.URL fields). */
+interface UrlParts {
   scheme: string;
   opaque: string;
   host: string;
   path: string;
   rawQuery: string;
-  constructor(scheme: string, opaque: string, host: string, path: string, rawQuery: string) {
-    this.scheme = scheme;
-    this.opaque = opaque;
-    this.host = host;
-    this.path = path;
-    this.rawQuery = rawQuery;
+}
+
+export class CelURL implements UrlParts {
+  scheme: string;
+  opaque: string;
+  host: string;
+  path: string;
+  rawQuery: string;
+  constructor(parts: UrlParts) {
+    this.scheme = parts.scheme;
+    this.opaque = parts.opaque;
+    this.host = parts.host;
+    this.path = parts.path;
+    this.rawQuery = parts.rawQuery;
   }
   equals(other: unknown): boolean {
     return other instanceof CelURL && other.toString() === this.toString();
@@ -100,7 +109,7 @@ export function parseRequestURI(raw: string): CelURL {
     rest = rest.slice(0, q);
   }
   if (!rest.startsWith('/')) {
-    if (scheme !== '') return new CelURL(scheme, rest, '', '', rawQuery);
+    if (scheme !== '') return new CelURL({ scheme, opaque: rest, host: '', path: '', rawQuery });
     fail(raw, 'invalid URI for request');
   }
   let host = '';
@@ -113,7 +122,7 @@ export function parseRequestURI(raw: string): CelURL {
     const error = hostError(host);
     if (error !== undefined) fail(raw, error);
   }
-  return new CelURL(scheme, '', host, unescapePath(raw, rest), rawQuery);
+  return new CelURL({ scheme, opaque: '', host, path: unescapePath(raw, rest), rawQuery });
 }
 
 function hostname(host: string): string {
