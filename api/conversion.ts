@@ -83,3 +83,12 @@ export function convertStaticSite(object: unknown, desiredAPIVersion: string): S
     ? toV1(object as unknown as StaticSiteV1alpha1)
     : toV1alpha1(object as unknown as StaticSiteV1);
 }
+
+/** The v1 `spec.hostname` of a StaticSite of any served version; undefined when it has none or is no StaticSite. */
+export function specHostname(object: unknown): string | undefined {
+  try {
+    return (convertStaticSite(object, API_VERSION_V1) as StaticSiteV1).spec.hostname;
+  } catch {
+    return undefined;
+  }
+}

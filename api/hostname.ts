@@ -7,3 +7,11 @@ export function defaultHostname(name: unknown, namespace: unknown, baseDomain: s
   if (typeof name !== 'string' || name === '' || typeof namespace !== 'string' || namespace === '') return undefined;
   return `${name}.${namespace}.${baseDomain}`;
 }
+
+/** The hostname a stored v1 site serves: its spec's, else the default (a stored site always has a name and a namespace). */
+export function siteHostname(
+  site: { metadata: { name?: string; namespace?: string }; spec: { hostname?: string } },
+  baseDomain: string,
+): string {
+  return site.spec.hostname ?? defaultHostname(site.metadata.name, site.metadata.namespace, baseDomain) ?? '';
+}

@@ -1,4 +1,4 @@
-import type { StaticSiteV1 } from '../api/index.ts';
+import { type StaticSiteV1, siteHostname } from '../api/index.ts';
 import type { ChangeType, Informer } from '../kube/informer.ts';
 import {
   type ConfigMap,
@@ -12,7 +12,6 @@ import { claimHostname } from './claims/hostname-claims.ts';
 import { EchoFilter } from './echo-filter.ts';
 import { INSTANCE_LABEL } from './reconcile/children.ts';
 import { ownerKey } from './reconcile/ownership.ts';
-import { siteHostname } from './reconcile/reconciler.ts';
 
 /** Where event handlers put keys: the controller's work queue. */
 export interface KeySink {

@@ -1,4 +1,4 @@
-import { defaultHostname, FINALIZER, STATICSITES, type StaticSiteV1 } from '../../api/index.ts';
+import { FINALIZER, STATICSITES, type StaticSiteV1, siteHostname } from '../../api/index.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
 import { type Clock, formatTime } from '../../kube/clock.ts';
@@ -69,11 +69,6 @@ export interface ReconcilerDeps {
   config: ReconcilerConfig;
   /** Told about every object this controller wrote (for echo suppression). */
   wrote?: (kind: string, object: KubeObject) => void;
-}
-
-export function siteHostname(site: StaticSiteV1, baseDomain: string): string {
-  // A stored site always has a name and a namespace, so the default always exists.
-  return site.spec.hostname ?? defaultHostname(site.metadata.name, site.metadata.namespace, baseDomain) ?? '';
 }
 
 export function externalRecordFor(site: StaticSiteV1, baseDomain: string): ExternalRecord {

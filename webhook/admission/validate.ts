@@ -1,4 +1,4 @@
-import { API_VERSION_V1, convertStaticSite, GROUP, KIND, type StaticSiteV1 } from '../../api/index.ts';
+import { GROUP, KIND, specHostname } from '../../api/index.ts';
 import { type AdmissionResult, admit, fieldErrors, invalidMessage, isJsonObject } from '../../crd/index.ts';
 import { MESSAGE_LIMIT } from './bounds.ts';
 import type { HostnameIndex } from './hostname-index.ts';
@@ -25,15 +25,6 @@ function statusFor(result: AdmissionResult, name: string): Status {
   return { code: result.code, reason: 'BadRequest', message: result.message };
 }
 
-function hostnameOf(object: unknown): string | undefined {
-  try {
-    const site = convertStaticSite(object, API_VERSION_V1) as StaticSiteV1;
-    return site.spec.hostname;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Whether this write claims a hostname, so the unique-hostname rule applies. It never blocks a write
  * that keeps the hostname it had (two sites that already share one must still be updatable and
@@ -45,7 +36,7 @@ function claimsHostname(request: AdmissionRequest, metadata: Record<string, unkn
   if (request.operation !== 'UPDATE') return true;
   const old = request.oldObject as { metadata?: { deletionTimestamp?: unknown } } | undefined;
   if (old?.metadata?.deletionTimestamp !== undefined && old.metadata.deletionTimestamp !== null) return false;
-  return hostnameOf(request.oldObject) !== hostname;
+  return specHostname(request.oldObject) !== hostname;
 }
 
 /** The hostname a write that passed the schema claims: the cross-object rule decides it where the index is. */
@@ -88,7 +79,7 @@ export function createSchemaValidator(options: { schemas: SiteSchemas }): (reque
     if (!result.allowed) return { response: denied(uid, statusFor(result, name), result.warnings) };
 
     const response = allowed(uid, result.warnings);
-    const hostname = hostnameOf(result.object);
+    const hostname = specHostname(result.object);
     if (hostname === undefined || !claimsHostname(request, metadata, hostname)) return { response };
     const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : (request.namespace ?? '');
     return { response, claim: { hostname, namespace, name } };

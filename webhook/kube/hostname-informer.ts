@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { API_VERSION_V1, convertStaticSite, STATICSITES, type StaticSiteV1 } from '../../api/index.ts';
+import { STATICSITES, specHostname } from '../../api/index.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { SystemClock } from '../../kube/clock.ts';
 import { loadClusterConfig } from '../../kube/cluster-config.ts';
@@ -8,14 +8,6 @@ import type { KubeObject } from '../../kube/objects.ts';
 import { HttpsTransport } from '../../kube/transport.ts';
 import { type HostnameIndex, MemoryHostnameIndex } from '../admission/hostname-index.ts';
 import type { HostnameSource } from '../server.ts';
-
-function hostnameOf(site: KubeObject): string | undefined {
-  try {
-    return (convertStaticSite(site, API_VERSION_V1) as StaticSiteV1).spec.hostname;
-  } catch {
-    return undefined;
-  }
-}
 
 function refOf(site: KubeObject) {
   return { namespace: site.metadata.namespace ?? '', name: site.metadata.name ?? '' };
@@ -40,7 +32,7 @@ class InformerBackedIndex implements HostnameIndex {
     this.downThresholdMs = downThresholdMs;
     informer.onChange((type, site) => {
       if (type === 'delete') this.index.delete(refOf(site));
-      else this.index.set(refOf(site), hostnameOf(site));
+      else this.index.set(refOf(site), specHostname(site));
     });
   }
 
