@@ -32,15 +32,8 @@ export const DEFAULT_TIER: Tier = 'dev';
 export const PROD_MIN_REPLICAS = 2;
 export const HOSTNAME_MAX_LENGTH = 253;
 
-export const PROD_REPLICAS_RULE = "self.tier != 'prod' || self.replicas >= 2";
-export const PROD_REPLICAS_MESSAGE = 'prod sites need at least 2 replicas';
-export const TIER_IMMUTABLE_RULE = 'self == oldSelf';
-export const TIER_IMMUTABLE_MESSAGE = 'tier is immutable';
-/** DNS-1123 subdomain, the same expression as k8s.io/apimachinery's IsDNS1123Subdomain. */
+/** DNS-1123 subdomain, the same expression as k8s.io/apimachinery's IsDNS1123Subdomain. The rules are in rules.ts. */
 export const DNS1123_SUBDOMAIN_REGEX = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
-export const HOSTNAME_RULE = `self.matches('${DNS1123_SUBDOMAIN_REGEX.replaceAll('\\', '\\\\')}')`;
-export const HOSTNAME_MESSAGE =
-  "hostname must be a lowercase RFC 1123 subdomain: lowercase alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character";
 
 /** Names of the components, used by the CRD's conversion stanza and the manifests. */
 export const DEFAULT_NAMESPACE = 'staticsite-system';
@@ -49,5 +42,5 @@ export const CONVERT_PATH = '/convert';
 export const MUTATE_PATH = '/mutate';
 export const VALIDATE_PATH = '/validate';
 
-/** `spec.hostname` defaults to `<name>.<namespace>.<base domain>`; webhook and controller share it. */
+/** The base domain of `spec.hostname`'s default (hostname.ts), unless configured otherwise. */
 export const DEFAULT_BASE_DOMAIN = 'sites.staticsite.dev';

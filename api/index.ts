@@ -5,6 +5,7 @@ export * from './crd.ts';
 export * from './hostname.ts';
 export * from './policies.ts';
 export * from './resource.ts';
+export * from './rules.ts';
 export * from './schema.ts';
 export * from './scope.ts';
 export * from './types.ts';

@@ -4,14 +4,12 @@ import {
   FINALIZER,
   GROUP,
   HOSTNAME_MAX_LENGTH,
-  HOSTNAME_MESSAGE,
-  HOSTNAME_RULE,
   PLURAL,
-  PROD_MIN_REPLICAS,
-  PROD_REPLICAS_MESSAGE,
-  TIER_IMMUTABLE_MESSAGE,
   VERSION_V1,
 } from './constants.ts';
+import { HOSTNAME_DEFAULT, type HostnameDefault, hostnameDefaultCel } from './hostname.ts';
+import { policyValidation, type RuleTable, SITE_RULES } from './rules.ts';
+import { staticSiteSchema } from './schema.ts';
 
 /**
  * The StaticSite rules as in-tree admission policies (CEL evaluated by kube-apiserver, no webhook):
@@ -45,25 +43,21 @@ function matchResources() {
   };
 }
 
-/** The CRD's rules rewritten from `self` (a field of the schema) to `object` (the whole object). */
-export const POLICY_VALIDATIONS = [
-  {
-    expression: `object.spec.tier != 'prod' || object.spec.replicas >= ${PROD_MIN_REPLICAS}`,
-    message: PROD_REPLICAS_MESSAGE,
-  },
-  {
-    // A transition rule: only on UPDATE, and only when both sides have the field (as the CRD's).
-    expression:
-      'oldObject == null || !has(oldObject.spec.tier) || !has(object.spec.tier) || object.spec.tier == oldObject.spec.tier',
-    message: TIER_IMMUTABLE_MESSAGE,
-  },
-  {
-    expression: `!has(object.spec.hostname) || ${HOSTNAME_RULE.replace(/^self\./, 'object.spec.hostname.')}`,
-    message: HOSTNAME_MESSAGE,
-  },
-] as const;
+/** What the policies are generated from. */
+export interface PolicyOptions {
+  /** The rules the validating policy holds. Default: SITE_RULES, the CRD's. */
+  rules?: RuleTable;
+  /** The hostname the mutating policy defaults. Default: HOSTNAME_DEFAULT, the webhook's. */
+  hostnameDefault?: HostnameDefault;
+}
 
-export function validatingPolicy() {
+/** The rules as the validating policy's validations, against the schema of the policies' CRD (v1). */
+export function policyValidations(rules: RuleTable = SITE_RULES) {
+  const schema = staticSiteSchema(VERSION_V1, { withoutCelRules: true });
+  return rules.map((rule) => policyValidation(rule, schema));
+}
+
+export function validatingPolicy(options: PolicyOptions = {}) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -72,18 +66,23 @@ export function validatingPolicy() {
       failurePolicy: 'Fail',
       matchConstraints: matchConstraints(),
       // reason Invalid: a 422, as the CRD's rules answer.
-      validations: POLICY_VALIDATIONS.map((v) => ({ ...v, reason: 'Invalid' })),
+      validations: policyValidations(options.rules).map((v) => ({ ...v, reason: 'Invalid' })),
     },
   };
 }
 
-export function validatingPolicyBinding() {
+/** A policy's binding: same name as its policy, the webhooks' namespaces skipped. */
+function policyBinding<Spec extends object>(kind: string, policyName: string, spec: Spec) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: VALIDATING_POLICY_NAME, labels: LABELS },
-    spec: { policyName: VALIDATING_POLICY_NAME, validationActions: ['Deny'], matchResources: matchResources() },
+    kind,
+    metadata: { name: policyName, labels: LABELS },
+    spec: { policyName, ...spec, matchResources: matchResources() },
   };
+}
+
+export function validatingPolicyBinding() {
+  return policyBinding('ValidatingAdmissionPolicyBinding', VALIDATING_POLICY_NAME, { validationActions: ['Deny'] });
 }
 
 /**
@@ -91,8 +90,14 @@ export function validatingPolicyBinding() {
  * spec.hostname defaulted to <name>.<namespace>.<base domain> when it is absent, the name is known and
  * the result fits.
  */
-export function mutatingPolicy() {
-  const hostname = `object.metadata.name + '.' + namespaceObject.metadata.name + '.' + params.data.baseDomain`;
+export function mutatingPolicy(options: PolicyOptions = {}) {
+  const hostname = hostnameDefaultCel(options.hostnameDefault ?? HOSTNAME_DEFAULT);
+  const defaultsHostname = [
+    'has(object.spec)',
+    '!has(object.spec.hostname)',
+    ...hostname.known,
+    `size(variables.hostname) <= ${HOSTNAME_MAX_LENGTH}`,
+  ].join(' && ');
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingAdmissionPolicy',
@@ -102,7 +107,7 @@ export function mutatingPolicy() {
       failurePolicy: 'Fail',
       reinvocationPolicy: 'IfNeeded',
       matchConstraints: matchConstraints(),
-      variables: [{ name: 'hostname', expression: hostname }],
+      variables: [{ name: 'hostname', expression: hostname.value }],
       // JSON patches, not apply configurations: an apply configuration first converts the object to
       // its schema's types and so refuses, with its own message, objects the schema would refuse
       // later with the API server's (mutating admission runs before schema validation).
@@ -116,7 +121,7 @@ export function mutatingPolicy() {
         {
           patchType: 'JSONPatch',
           jsonPatch: {
-            expression: `has(object.spec) && !has(object.spec.hostname) && has(object.metadata.name) && object.metadata.name != '' && size(variables.hostname) <= ${HOSTNAME_MAX_LENGTH} ? [JSONPatch{op: 'add', path: '/spec/hostname', value: variables.hostname}] : []`,
+            expression: `${defaultsHostname} ? [JSONPatch{op: 'add', path: '/spec/hostname', value: variables.hostname}] : []`,
           },
         },
       ],
@@ -125,16 +130,9 @@ export function mutatingPolicy() {
 }
 
 export function mutatingPolicyBinding() {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'MutatingAdmissionPolicyBinding',
-    metadata: { name: MUTATING_POLICY_NAME, labels: LABELS },
-    spec: {
-      policyName: MUTATING_POLICY_NAME,
-      paramRef: { name: POLICY_PARAMS_NAME, namespace: DEFAULT_NAMESPACE, parameterNotFoundAction: 'Deny' },
-      matchResources: matchResources(),
-    },
-  };
+  return policyBinding('MutatingAdmissionPolicyBinding', MUTATING_POLICY_NAME, {
+    paramRef: { name: POLICY_PARAMS_NAME, namespace: DEFAULT_NAMESPACE, parameterNotFoundAction: 'Deny' },
+  });
 }
 
 export function policyParams(baseDomain: string = DEFAULT_BASE_DOMAIN) {
@@ -147,6 +145,12 @@ export function policyParams(baseDomain: string = DEFAULT_BASE_DOMAIN) {
 }
 
 /** Every object of manifests/policies/policies.yaml, in apply order (params before the binding that needs them). */
-export function policyObjects() {
-  return [validatingPolicy(), validatingPolicyBinding(), policyParams(), mutatingPolicy(), mutatingPolicyBinding()];
+export function policyObjects(options: PolicyOptions = {}) {
+  return [
+    validatingPolicy(options),
+    validatingPolicyBinding(),
+    policyParams(),
+    mutatingPolicy(options),
+    mutatingPolicyBinding(),
+  ];
 }

@@ -4,21 +4,19 @@ import {
   DEFAULT_REPLICAS,
   DEFAULT_TIER,
   HOSTNAME_MAX_LENGTH,
-  HOSTNAME_MESSAGE,
-  HOSTNAME_RULE,
-  PROD_REPLICAS_MESSAGE,
-  PROD_REPLICAS_RULE,
   REPLICAS_MAX,
   REPLICAS_MIN,
   type ServedVersion,
-  TIER_IMMUTABLE_MESSAGE,
-  TIER_IMMUTABLE_RULE,
+  STORAGE_VERSION,
   TIERS,
 } from './constants.ts';
+import { type RuleTable, SITE_RULES, schemaNodeAt, schemaWithRules } from './rules.ts';
 
 export interface SchemaOptions {
   /** Leave out every `x-kubernetes-validations` rule (the "webhook-only" variant). */
   withoutCelRules?: boolean;
+  /** The rules the schema carries on their fields. Default: SITE_RULES. */
+  rules?: RuleTable;
 }
 
 /** metav1.Condition as controller-gen renders it for CRDs. */
@@ -95,8 +93,7 @@ const statusSchema: JSONSchemaProps = {
   },
 };
 
-function specSchema(version: ServedVersion, options: SchemaOptions): JSONSchemaProps {
-  const rules = !options.withoutCelRules;
+function specSchema(version: ServedVersion): JSONSchemaProps {
   const properties: Record<string, JSONSchemaProps> = {
     content: {
       type: 'string',
@@ -117,9 +114,6 @@ function specSchema(version: ServedVersion, options: SchemaOptions): JSONSchemaP
       enum: [...TIERS],
       default: DEFAULT_TIER,
       description: 'dev or prod; prod needs at least 2 replicas. Immutable.',
-      ...(rules && {
-        'x-kubernetes-validations': [{ rule: TIER_IMMUTABLE_RULE, message: TIER_IMMUTABLE_MESSAGE }],
-      }),
     },
   };
   if (version === 'v1') {
@@ -128,7 +122,6 @@ function specSchema(version: ServedVersion, options: SchemaOptions): JSONSchemaP
       maxLength: HOSTNAME_MAX_LENGTH,
       description:
         'DNS name of the external record. Defaults to <name>.<namespace>.<base domain> when the webhook runs.',
-      ...(rules && { 'x-kubernetes-validations': [{ rule: HOSTNAME_RULE, message: HOSTNAME_MESSAGE }] }),
     };
   }
   return {
@@ -136,12 +129,25 @@ function specSchema(version: ServedVersion, options: SchemaOptions): JSONSchemaP
     description: 'The desired state of the site.',
     required: ['content'],
     properties,
-    ...(rules && { 'x-kubernetes-validations': [{ rule: PROD_REPLICAS_RULE, message: PROD_REPLICAS_MESSAGE }] }),
   };
+}
+
+/** The rules on their fields; every rule's field exists in the storage version, which has them all. */
+function withSiteRules(schema: JSONSchemaProps, version: ServedVersion, rules: RuleTable): JSONSchemaProps {
+  if (version === STORAGE_VERSION) {
+    const lost = rules.filter((rule) => schemaNodeAt(schema, rule.path) === undefined);
+    if (lost.length > 0) throw new Error(`no field ${lost.map((r) => r.path.join('.')).join(', ')} for a rule`);
+  }
+  return schemaWithRules(schema, rules);
 }
 
 /** The structural OpenAPI v3 schema of one StaticSite version. */
 export function staticSiteSchema(version: ServedVersion, options: SchemaOptions = {}): JSONSchemaProps {
+  const schema = plainSchema(version);
+  return options.withoutCelRules ? schema : withSiteRules(schema, version, options.rules ?? SITE_RULES);
+}
+
+function plainSchema(version: ServedVersion): JSONSchemaProps {
   return {
     type: 'object',
     description: 'StaticSite serves one HTML page through a Deployment, a Service and an external DNS record.',
@@ -150,7 +156,7 @@ export function staticSiteSchema(version: ServedVersion, options: SchemaOptions 
       apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this object.' },
       kind: { type: 'string', description: 'Kind is a string value representing the REST resource.' },
       metadata: { type: 'object' },
-      spec: specSchema(version, options),
+      spec: specSchema(version),
       status: statusSchema,
     },
   };
