@@ -60,20 +60,20 @@ export const SITE_RULES: RuleTable = [
 /** A name no rule's CEL contains: whether a rule's text holds it tells whether the rule reads `oldSelf`. */
 const OLD_SELF_PROBE = '\u0000oldSelf\u0000';
 
-/** The rule's CEL over `self`/`oldSelf`; throws when `transition` says otherwise than the CEL does. */
-export function celOverSelf(rule: SiteRule): string {
-  const readsOld = rule.cel({ self: 'self', oldSelf: OLD_SELF_PROBE }).includes(OLD_SELF_PROBE);
+/** The rule's CEL with `subjects` filled in; throws when `transition` says otherwise than the CEL does. */
+function ruleCel(rule: SiteRule, subjects: RuleSubjects): string {
+  const readsOld = rule.cel({ self: subjects.self, oldSelf: OLD_SELF_PROBE }).includes(OLD_SELF_PROBE);
   if (readsOld !== rule.transition) {
     throw new Error(
       `the rule on ${rule.path.join('.')} ${readsOld ? 'reads' : 'does not read'} oldSelf but says transition: ${rule.transition}`,
     );
   }
-  return rule.cel({ self: 'self', oldSelf: 'oldSelf' });
+  return rule.cel(subjects);
 }
 
-/** The rule as the CRD's `x-kubernetes-validations` entry. */
+/** The rule as the CRD's `x-kubernetes-validations` entry, over `self` and `oldSelf`. */
 export function crdValidation(rule: SiteRule): ValidationRule {
-  return { rule: celOverSelf(rule), message: rule.message };
+  return { rule: ruleCel(rule, { self: 'self', oldSelf: 'oldSelf' }), message: rule.message };
 }
 
 /** `node` with `rule` added to the validations of the node at `path` below it; `node` itself when there is none. */
@@ -122,11 +122,10 @@ export interface PolicyValidation {
  * `schema` (a version's, with or without rules) says which fields of the path an object may lack.
  */
 export function policyValidation(rule: SiteRule, schema: JSONSchemaProps): PolicyValidation {
-  celOverSelf(rule);
   const optional = optionalPrefixes(schema, rule.path);
   const absent = (root: string) => optional.map((prefix) => `!has(${celSelect(root, prefix)})`);
   const guards = [...(rule.transition ? ['oldObject == null', ...absent('oldObject')] : []), ...absent('object')];
-  const body = rule.cel({ self: celSelect('object', rule.path), oldSelf: celSelect('oldObject', rule.path) });
+  const body = ruleCel(rule, { self: celSelect('object', rule.path), oldSelf: celSelect('oldObject', rule.path) });
   const operand = guards.length > 0 && needsParenthesesInOr(body) ? `(${body})` : body;
   return { expression: [...guards, operand].join(' || '), message: rule.message };
 }
