@@ -1,6 +1,7 @@
 import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
+import type { ClusterConfig } from '../kube/cluster.ts';
 import { loadClusterConfig } from '../kube/cluster-config.ts';
 import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
@@ -54,25 +55,9 @@ export interface RunningController {
   stop(): void;
 }
 
-/** Builds the whole controller process from options: API client, stores, manager and the probes server. */
-export async function startController(
-  options: ControllerProcessOptions,
-  logger: Logger,
-  logContext?: LogContext,
-): Promise<RunningController> {
-  const clock = new SystemClock();
-  const cluster = await loadClusterConfig(options.kubeconfig, { clock });
-  const metrics = new ControllerMetrics({ processMetrics: true });
-  const transport = await HttpsTransport.connect(cluster, {
-    clock,
-    throttle: new TokenBucket(clock, options.qps, options.burst),
-    observe: (info) => metrics.observeRequest(info),
-  });
-  const api = new KubeApi(transport);
-  const identity = options.identity;
-  // The controller's own namespace: where the leader-election Lease and the hostname claims live.
-  const ownNamespace = options.leaderElectNamespace ?? cluster.namespace ?? (options.namespace || DEFAULT_NAMESPACE);
-  const config: ManagerConfig = {
+/** The manager's configuration from the process options; `ownNamespace` holds the Lease and, by default, the claims. */
+function managerConfig(options: ControllerProcessOptions, ownNamespace: string): ManagerConfig {
+  return {
     namespace: options.namespace,
     claimsNamespace: options.claimsNamespace ?? ownNamespace,
     excludedNamespaces: options.excludeNamespaces,
@@ -83,7 +68,7 @@ export async function startController(
     baseDomain: options.baseDomain,
     image: options.image,
     port: options.sitePort,
-    identity,
+    identity: options.identity,
     leaderElection: options.leaderElect
       ? {
           namespace: ownNamespace,
@@ -93,13 +78,31 @@ export async function startController(
         }
       : undefined,
   };
-  // Local configuration first (a DNS key file that cannot be read fails here, before any API call).
-  const records = await createRecordStore(options.records, (operation, result, seconds) =>
-    metrics.observeDns(operation, result, seconds),
-  );
-  // Start-up dependencies before anything serves /readyz: a missing one fails the start with its fix,
-  // rather than a controller that reports ready and fails every reconcile.
-  await retryUnreachable(
+}
+
+/** What the API connections share: the cluster, the clock, the client-side throttle's settings and the metrics. */
+interface Connection {
+  cluster: ClusterConfig;
+  clock: SystemClock;
+  options: ControllerProcessOptions;
+  metrics: ControllerMetrics;
+}
+
+function connect({ cluster, clock, options, metrics }: Connection, maxSockets?: number): Promise<HttpsTransport> {
+  return HttpsTransport.connect(cluster, {
+    clock,
+    throttle: new TokenBucket(clock, options.qps, options.burst),
+    observe: (info) => metrics.observeRequest(info),
+    ...(maxSockets !== undefined && { maxSockets }),
+  });
+}
+
+/**
+ * Start-up dependencies before anything serves /readyz: a missing one fails the start with its fix,
+ * rather than a controller that reports ready and fails every reconcile.
+ */
+function checkStartup(api: KubeApi, options: ControllerProcessOptions, config: ManagerConfig, logger: Logger) {
+  return retryUnreachable(
     () =>
       checkStartupNeeds(api, {
         namespace: options.namespace,
@@ -110,37 +113,43 @@ export async function startController(
       }),
     // Its own clock with ref'd timers: while it waits for the API server nothing else holds the process open.
     { clock: new SystemClock({ unrefTimers: false }), logger },
-  ).catch((error: unknown) => {
+  );
+}
+
+/** Builds the whole controller process from options: API client, stores, manager and the probes server. */
+export async function startController(
+  options: ControllerProcessOptions,
+  logger: Logger,
+  logContext?: LogContext,
+): Promise<RunningController> {
+  const clock = new SystemClock();
+  const cluster = await loadClusterConfig(options.kubeconfig, { clock });
+  const metrics = new ControllerMetrics({ processMetrics: true });
+  const connection: Connection = { cluster, clock, options, metrics };
+  const transport = await connect(connection);
+  const api = new KubeApi(transport);
+  // The controller's own namespace: where the leader-election Lease and the hostname claims live.
+  const ownNamespace = options.leaderElectNamespace ?? cluster.namespace ?? (options.namespace || DEFAULT_NAMESPACE);
+  const config = managerConfig(options, ownNamespace);
+  // Local configuration first (a DNS key file that cannot be read fails here, before any API call).
+  const records = await createRecordStore(options.records, (operation, result, seconds) =>
+    metrics.observeDns(operation, result, seconds),
+  );
+  await checkStartup(api, options, config, logger).catch((error: unknown) => {
     transport.close();
     throw error;
   });
   // Events get their own connection pool and throttle, as controller-runtime's recorder gets its own
   // client: an error storm's events never starve the reconciles' requests, nor the reverse.
-  const eventTransport = await HttpsTransport.connect(cluster, {
-    clock,
-    throttle: new TokenBucket(clock, options.qps, options.burst),
-    observe: (info) => metrics.observeRequest(info),
-    maxSockets: 8,
-  });
+  const eventTransport = await connect(connection, 8);
   const events = new ApiEventRecorder({
     api: new KubeApi(eventTransport),
     clock,
     logger,
     component: 'staticsite-controller',
-    instance: identity ?? 'staticsite-controller',
+    instance: options.identity ?? 'staticsite-controller',
   });
-  const manager = new ControllerManager(
-    {
-      api,
-      clock,
-      logger,
-      metrics,
-      records,
-      events,
-      logContext,
-    },
-    config,
-  );
+  const manager = new ControllerManager({ api, clock, logger, metrics, records, events, logContext }, config);
   const servers = await startObservabilityServers(
     {
       live: manager.liveness(),

@@ -7,74 +7,47 @@ export interface ResourceType {
   namespaced: boolean;
 }
 
-export const CONFIGMAPS: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'configmaps',
-  kind: 'ConfigMap',
-  namespaced: true,
-};
-export const SERVICES: ResourceType = {
-  group: '',
-  version: 'v1',
-  plural: 'services',
-  kind: 'Service',
-  namespaced: true,
-};
-export const DEPLOYMENTS: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
-export const EVENTS: ResourceType = { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true };
-export const LEASES: ResourceType = {
-  group: 'coordination.k8s.io',
-  version: 'v1',
-  plural: 'leases',
-  kind: 'Lease',
-  namespaced: true,
-};
+/** A ResourceType from its apiVersion (`group/version`, or `version` for the core group). */
+function resource(apiVersion: string, plural: string, kind: string, namespaced = true): ResourceType {
+  const slash = apiVersion.indexOf('/');
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+  return { group, version: apiVersion.slice(slash + 1), plural, kind, namespaced };
+}
+
+export const CONFIGMAPS = resource('v1', 'configmaps', 'ConfigMap');
+export const SERVICES = resource('v1', 'services', 'Service');
+export const DEPLOYMENTS = resource('apps/v1', 'deployments', 'Deployment');
+export const EVENTS = resource('v1', 'events', 'Event');
+export const LEASES = resource('coordination.k8s.io/v1', 'leases', 'Lease');
+export const SECRETS = resource('v1', 'secrets', 'Secret');
 
 /** What a secure metrics server asks the API server (kube/metrics-auth.ts). */
-export const TOKEN_REVIEWS: ResourceType = {
-  group: 'authentication.k8s.io',
-  version: 'v1',
-  plural: 'tokenreviews',
-  kind: 'TokenReview',
-  namespaced: false,
-};
-export const SUBJECT_ACCESS_REVIEWS: ResourceType = {
-  group: 'authorization.k8s.io',
-  version: 'v1',
-  plural: 'subjectaccessreviews',
-  kind: 'SubjectAccessReview',
-  namespaced: false,
-};
+export const TOKEN_REVIEWS = resource('authentication.k8s.io/v1', 'tokenreviews', 'TokenReview', false);
+export const SUBJECT_ACCESS_REVIEWS = resource(
+  'authorization.k8s.io/v1',
+  'subjectaccessreviews',
+  'SubjectAccessReview',
+  false,
+);
 
-export const SECRETS: ResourceType = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true };
-export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
-  group: 'admissionregistration.k8s.io',
-  version: 'v1',
-  plural: 'mutatingwebhookconfigurations',
-  kind: 'MutatingWebhookConfiguration',
-  namespaced: false,
-};
-export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
-  group: 'admissionregistration.k8s.io',
-  version: 'v1',
-  plural: 'validatingwebhookconfigurations',
-  kind: 'ValidatingWebhookConfiguration',
-  namespaced: false,
-};
-export const CUSTOM_RESOURCE_DEFINITIONS: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-};
+export const MUTATING_WEBHOOK_CONFIGURATIONS = resource(
+  'admissionregistration.k8s.io/v1',
+  'mutatingwebhookconfigurations',
+  'MutatingWebhookConfiguration',
+  false,
+);
+export const VALIDATING_WEBHOOK_CONFIGURATIONS = resource(
+  'admissionregistration.k8s.io/v1',
+  'validatingwebhookconfigurations',
+  'ValidatingWebhookConfiguration',
+  false,
+);
+export const CUSTOM_RESOURCE_DEFINITIONS = resource(
+  'apiextensions.k8s.io/v1',
+  'customresourcedefinitions',
+  'CustomResourceDefinition',
+  false,
+);
 
 export function apiVersionOf(type: ResourceType): string {
   return type.group ? `${type.group}/${type.version}` : type.version;

@@ -13,6 +13,15 @@ export interface DnsRecordStoreOptions {
   now?: () => number;
 }
 
+/** One site's name in the zone: the CNAME at `host` to `target`, and its ownership record `mine` at `txtName`. */
+interface NameToPublish {
+  siteKey: string;
+  host: string;
+  txtName: string;
+  target: string;
+  mine: string;
+}
+
 /** A zone transfer and when it was asked for. */
 interface TimedTransfer {
   transfer: ZoneTransfer;
@@ -69,21 +78,15 @@ export class DnsRecordStore implements RecordStore {
     const zone = await this.zoneRecords();
     const mine = this.ownershipText(siteKey);
     const txtName = DnsRecordStore.registryName(host);
-    const outcome = await this.publishName(zone, siteKey, host, txtName, target, mine);
+    const outcome = await this.publishName(zone, { siteKey, host, txtName, target, mine });
     // Names this site held before (an older hostname) go once the new one is in place: one site, one name.
     const older = ownedNames(zone, mine).filter((name) => name !== txtName);
     for (const name of older) await this.guardedDelete(name, mine, siteKey);
     return older.length > 0 ? 'updated' : outcome;
   }
 
-  private async publishName(
-    zone: ZoneRecord[],
-    siteKey: string,
-    host: string,
-    txtName: string,
-    target: string,
-    mine: string,
-  ): Promise<PublishOutcome> {
+  private async publishName(zone: ZoneRecord[], name: NameToPublish): Promise<PublishOutcome> {
+    const { siteKey, host, txtName, target, mine } = name;
     const atHost = zone.filter((r) => r.name === host);
     const txtHere = zone.filter((r) => r.name === txtName && r.type === 'TXT');
     if (txtHere.some((r) => textOf(r) === mine)) {

@@ -90,7 +90,15 @@ export function queryMessage(name: string, type: number, id = randomInt(65536)):
   return Buffer.concat([header(id, 0, [1, 0, 0, 0]), nameWire(name), u16(type), u16(CLASS.IN)]);
 }
 
-function tsigVariables(key: TsigKey, timeSigned: number, fudge: number, error: number, other: Buffer): Buffer {
+/** The TSIG variables a MAC covers (RFC 8945 section 4.3.3), besides the message itself. */
+interface TsigTimers {
+  timeSigned: number;
+  fudge: number;
+  error: number;
+  other: Buffer;
+}
+
+function tsigVariables(key: TsigKey, { timeSigned, fudge, error, other }: TsigTimers): Buffer {
   return Buffer.concat([
     nameWire(key.name),
     u16(CLASS.ANY),
@@ -109,7 +117,7 @@ export function signMessage(message: Buffer, key: TsigKey, nowSeconds: number): 
   const originalId = message.readUInt16BE(0);
   const mac = createHmac('sha256', key.secret)
     .update(message)
-    .update(tsigVariables(key, nowSeconds, FUDGE_SECONDS, 0, Buffer.alloc(0)))
+    .update(tsigVariables(key, { timeSigned: nowSeconds, fudge: FUDGE_SECONDS, error: 0, other: Buffer.alloc(0) }))
     .digest();
   const rdata = Buffer.concat([
     nameWire(HMAC_SHA256),
@@ -247,9 +255,7 @@ export class TsigStreamVerifier {
     }
     const hmac = createHmac('sha256', this.key.secret).update(priorMac(this.mac));
     if (this.first) {
-      hmac
-        .update(signed.body)
-        .update(tsigVariables(this.key, signed.timeSigned, signed.fudge, signed.error, signed.other));
+      hmac.update(signed.body).update(tsigVariables(this.key, signed));
     } else {
       for (const m of this.unsigned) hmac.update(m);
       hmac.update(signed.body).update(u48(signed.timeSigned)).update(u16(signed.fudge));
