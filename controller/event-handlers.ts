@@ -1,79 +1,66 @@
 import { type StaticSiteV1, siteHostname } from '../api/index.ts';
 import type { ChangeType, Informer } from '../kube/informer.ts';
-import {
-  type ConfigMap,
-  type Deployment,
-  type KubeObject,
-  type Lease,
-  objectKey,
-  type Service,
-} from '../kube/objects.ts';
+import { type KubeObject, type Lease, objectKey } from '../kube/objects.ts';
+import { type ChildKind, childOwner } from './child-registry.ts';
 import { claimHostname } from './claims/hostname-claims.ts';
-import { EchoFilter } from './echo-filter.ts';
-import { INSTANCE_LABEL } from './reconcile/children.ts';
-import { ownerKey } from './reconcile/ownership.ts';
+import { OwnWrites } from './own-writes.ts';
 
 /** Where event handlers put keys: the controller's work queue. */
 export interface KeySink {
   add(key: string): void;
 }
 
-export interface WatchedInformers {
-  sites: Informer<StaticSiteV1>;
-  configMaps: Informer<ConfigMap>;
-  deployments: Informer<Deployment>;
-  services: Informer<Service>;
-  /** The hostname claims in the controller's namespace. */
-  claims?: Informer<Lease>;
+/** One child kind of the registry and its informer. */
+export interface ChildInformer {
+  kind: ChildKind;
+  informer: Pick<Informer<KubeObject>, 'onChange'>;
 }
 
-/** The site a child belongs to: its controller owner reference, else its instance label. */
-export function ownerSiteKey(object: KubeObject): string | undefined {
-  const instance = object.metadata.labels?.[INSTANCE_LABEL];
-  return (
-    ownerKey(object) ?? (instance && object.metadata.namespace ? `${object.metadata.namespace}/${instance}` : undefined)
-  );
+export interface WatchedInformers {
+  sites: Pick<Informer<StaticSiteV1>, 'onChange' | 'list'>;
+  /** One informer per child kind of the registry. */
+  children: readonly ChildInformer[];
+  /** The hostname claims in the controller's namespace. */
+  claims?: Pick<Informer<Lease>, 'onChange'>;
+}
+
+export interface EventHandlersOptions {
+  /** How a site without `spec.hostname` gets its hostname (to find the sites waiting for a claim). */
+  baseDomain?: string;
+  /** The record of this controller's own writes, shared with the reconciler; a new one when absent. */
+  writes?: OwnWrites;
 }
 
 /**
  * What turns informer events into queue keys, as controller-runtime's EnqueueRequestForObject and
- * EnqueueRequestForOwner do: a StaticSite event enqueues the site's key, a ConfigMap, Deployment
- * or Service event enqueues its owning site. Events that merely echo this controller's own writes
- * (told through `wrote`) are dropped by the EchoFilter.
+ * EnqueueRequestForOwner do: a StaticSite event enqueues the site's key, a child's event enqueues the
+ * site its registry entry maps it to. Events that merely echo this controller's own writes (in
+ * `writes`) are dropped.
  */
 export class EventHandlers {
-  private readonly echoes = new EchoFilter();
+  readonly writes: OwnWrites;
   private readonly queue: KeySink;
   private readonly baseDomain: string;
   private sites: Pick<Informer<StaticSiteV1>, 'list'> | undefined;
 
-  /** `baseDomain`: how a site without `spec.hostname` gets its hostname (to find the sites waiting for a claim). */
-  constructor(queue: KeySink, baseDomain = '') {
+  constructor(queue: KeySink, options: EventHandlersOptions = {}) {
     this.queue = queue;
-    this.baseDomain = baseDomain;
+    this.baseDomain = options.baseDomain ?? '';
+    this.writes = options.writes ?? new OwnWrites();
   }
 
   /** Subscribes to the informers' changes. */
   register(informers: WatchedInformers): void {
     informers.sites.onChange((type, site) => this.onSiteChange(type, site));
-    informers.configMaps.onChange((type, object) => this.onChildChange('ConfigMap', type, object));
-    informers.deployments.onChange((type, object) => this.onChildChange('Deployment', type, object));
-    informers.services.onChange((type, object) => this.onChildChange('Service', type, object));
+    for (const { kind, informer } of informers.children) {
+      informer.onChange((type, object) => this.onChildChange(kind, type, object));
+    }
     this.sites = informers.sites;
     informers.claims?.onChange((type, claim) => this.onClaimChange(type, claim));
   }
 
-  /** The reconciler wrote `object`: the watch event that echoes this write is not a change. */
-  wrote(kind: string, object: KubeObject): void {
-    this.echoes.wrote(kind, object);
-  }
-
   onSiteChange(type: ChangeType, site: StaticSiteV1): void {
-    if (type === 'delete') {
-      this.echoes.forget('StaticSite', site);
-    } else if (this.echoes.isEcho('StaticSite', site)) {
-      return;
-    }
+    if (!this.isChange('StaticSite', type, site)) return;
     this.queue.add(objectKey(site));
   }
 
@@ -90,10 +77,16 @@ export class EventHandlers {
     }
   }
 
-  onChildChange(kind: string, type: ChangeType, object: KubeObject): void {
-    if (type === 'delete') this.echoes.forget(kind, object);
-    else if (this.echoes.isEcho(kind, object)) return;
-    const key = ownerSiteKey(object);
+  onChildChange(kind: ChildKind, type: ChangeType, object: KubeObject): void {
+    if (!this.isChange(kind.type.kind, type, object)) return;
+    const key = childOwner(kind, object);
     if (key) this.queue.add(key);
+  }
+
+  /** False for the echo of our own write; a deletion is always a change (and ends the object's record). */
+  private isChange(kind: string, type: ChangeType, object: KubeObject): boolean {
+    if (type !== 'delete') return !this.writes.isEcho(kind, object);
+    this.writes.forget(kind, objectKey(object));
+    return true;
   }
 }

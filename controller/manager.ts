@@ -5,10 +5,11 @@ import type { KubeApi } from '../kube/api-client.ts';
 import { errorMessage } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
 import { Informer } from '../kube/informer.ts';
-import type { ConfigMap, Deployment, KubeObject, Lease, Service } from '../kube/objects.ts';
+import type { KubeObject, Lease } from '../kube/objects.ts';
 import { type Check, PING } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
-import { CONFIGMAPS, DEPLOYMENTS, LEASES, type ResourceType, SERVICES } from '../kube/resources.ts';
+import { LEASES, type ResourceType } from '../kube/resources.ts';
+import { CHILDREN, type ChildKind, type ChildRegistry } from './child-registry.ts';
 import { CLAIM_SELECTOR, HostnameClaims } from './claims/hostname-claims.ts';
 import { Controller } from './controller.ts';
 import { EventHandlers } from './event-handlers.ts';
@@ -16,6 +17,7 @@ import { LeaseElector } from './leader/lease-elector.ts';
 import type { EventRecorder } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
 import type { ControllerMetrics } from './observability/metrics.ts';
+import { OwnWrites } from './own-writes.ts';
 import type { RateLimiter } from './queue/rate-limiter.ts';
 import type { WorkQueue } from './queue/work-queue.ts';
 import { MANAGED_SELECTOR } from './reconcile/children.ts';
@@ -59,16 +61,24 @@ export interface ManagerDeps {
   events: EventRecorder;
   rateLimiter?: RateLimiter;
   logContext?: LogContext;
+  /** The child kinds a site owns: one informer each, watched, ensured. Default: the registry (CHILDREN). */
+  children?: ChildRegistry;
 }
 
 /** How a run ended: stopped by the caller, or leadership lost (the process should exit and restart). */
 export type RunEnd = 'stopped' | 'leadership-lost';
 
+/** A child kind of the registry with its informer (which is also the cache ensure reads). */
+export interface WatchedChild {
+  kind: ChildKind;
+  informer: Informer<KubeObject>;
+}
+
 /**
- * The controller process's manager, after controller-runtime's: it owns the informers (sites, and
- * the labelled children), leader election, the periodic resync, the liveness and readiness checks
- * and an orderly shutdown, and wires the event handlers (informer events -> queue keys) to the
- * controller (the queue and its workers running the reconciler).
+ * The controller process's manager, after controller-runtime's: it owns the informers (sites, one
+ * per child kind of the registry, the hostname claims), leader election, the periodic resync, the
+ * liveness and readiness checks and an orderly shutdown, and wires the event handlers (informer
+ * events -> queue keys) to the controller (the queue and its workers running the reconciler).
  */
 export class ControllerManager {
   readonly identity: string;
@@ -77,9 +87,8 @@ export class ControllerManager {
   /** The controller's work queue. */
   readonly queue: WorkQueue;
   readonly sites: Informer<StaticSiteV1>;
-  readonly configMaps: Informer<ConfigMap>;
-  readonly deployments: Informer<Deployment>;
-  readonly services: Informer<Service>;
+  /** The child kinds, in the registry's order, each with its informer. */
+  readonly children: readonly WatchedChild[];
   readonly claims: Informer<Lease>;
   readonly elector: LeaseElector | undefined;
   private readonly deps: ManagerDeps;
@@ -91,90 +100,90 @@ export class ControllerManager {
     this.config = config;
     this.identity = config.identity ?? `${hostname()}_${randomUUID()}`;
     const { api, clock, logger, metrics } = deps;
-    const informer = <T extends KubeObject>(
-      type: ResourceType,
-      labelSelector?: string,
-      namespace = config.namespace,
-      name = type.plural,
-    ) =>
-      new Informer<T>({
-        name,
-        api,
-        type,
-        namespace,
-        labelSelector,
-        clock,
-        logger,
-        observer: metrics.informerObserver(),
-        idleTimeoutMs: config.watchIdleTimeoutMs,
-      });
-    this.sites = informer<StaticSiteV1>(STATICSITES);
-    this.configMaps = informer<ConfigMap>(CONFIGMAPS, MANAGED_SELECTOR);
-    this.deployments = informer<Deployment>(DEPLOYMENTS, MANAGED_SELECTOR);
-    this.services = informer<Service>(SERVICES, MANAGED_SELECTOR);
-    this.claims = informer<Lease>(LEASES, CLAIM_SELECTOR, config.claimsNamespace, 'hostname-claims');
-    const claims = new HostnameClaims({ api, namespace: config.claimsNamespace, cache: this.claims });
+    this.sites = this.informer<StaticSiteV1>({ type: STATICSITES });
+    this.children = (deps.children ?? CHILDREN).map((kind) => ({
+      kind,
+      informer: this.informer<KubeObject>({ type: kind.type, labelSelector: MANAGED_SELECTOR }),
+    }));
+    this.claims = this.informer<Lease>({
+      type: LEASES,
+      labelSelector: CLAIM_SELECTOR,
+      namespace: config.claimsNamespace,
+      name: 'hostname-claims',
+    });
     metrics.watchInformers(() => this.informers().map((i) => i.health()));
 
+    // One record of our own writes: the reconciler adds to it, the event handlers skip their echoes.
+    const writes = new OwnWrites();
     const reconciler = new SiteReconciler({
       api,
-      caches: {
-        sites: this.sites,
-        configMaps: this.configMaps,
-        deployments: this.deployments,
-        services: this.services,
-      },
+      sites: this.sites,
+      children: this.children.map(({ kind, informer }) => ({ kind, cache: informer })),
       records: deps.records,
-      claims,
+      claims: new HostnameClaims({ api, namespace: config.claimsNamespace, cache: this.claims }),
       events: deps.events,
       clock,
       logger,
       config,
-      wrote: (kind, object) => this.handlers.wrote(kind, object),
+      writes,
     });
     this.controller = new Controller(
       { reconciler, clock, logger, metrics, rateLimiter: deps.rateLimiter, logContext: deps.logContext },
       { workers: config.workers, shutdownGraceMs: config.shutdownGraceMs },
     );
     this.queue = this.controller.queue;
-    this.handlers = new EventHandlers(this.queue, config.baseDomain);
-    this.handlers.register({
-      sites: this.sites,
-      configMaps: this.configMaps,
-      deployments: this.deployments,
-      services: this.services,
-      claims: this.claims,
-    });
+    this.handlers = new EventHandlers(this.queue, { baseDomain: config.baseDomain, writes });
+    this.handlers.register({ sites: this.sites, children: this.children, claims: this.claims });
     if (config.excludedNamespaces?.includes(config.namespace)) {
       logger.warn(
         { namespace: config.namespace, excluded: config.excludedNamespaces },
         'the watched namespace is excluded: every StaticSite in it is left alone',
       );
     }
+    this.elector = config.leaderElection && this.leaseElector(config.leaderElection);
+  }
 
-    if (config.leaderElection) {
-      const le = config.leaderElection;
-      this.elector = new LeaseElector({
-        api,
-        clock,
-        logger,
-        namespace: le.namespace,
-        name: le.name ?? LEASE_NAME,
-        identity: this.identity,
-        leaseDurationMs: le.leaseDurationMs,
-        renewDeadlineMs: le.renewDeadlineMs,
-        retryPeriodMs: le.retryPeriodMs,
-        onLeaderChange: (leader) => metrics.setLeader(le.name ?? LEASE_NAME, leader),
-      });
-    }
+  /** An informer of `type` in the watched namespace (or `namespace`), named after its plural (or `name`). */
+  private informer<T extends KubeObject>(what: {
+    type: ResourceType;
+    labelSelector?: string;
+    namespace?: string;
+    name?: string;
+  }): Informer<T> {
+    const { api, clock, logger, metrics } = this.deps;
+    return new Informer<T>({
+      name: what.name ?? what.type.plural,
+      api,
+      type: what.type,
+      namespace: what.namespace ?? this.config.namespace,
+      labelSelector: what.labelSelector,
+      clock,
+      logger,
+      observer: metrics.informerObserver(),
+      idleTimeoutMs: this.config.watchIdleTimeoutMs,
+    });
+  }
+
+  private leaseElector(le: LeaderElectionConfig): LeaseElector {
+    const { api, clock, logger, metrics } = this.deps;
+    return new LeaseElector({
+      api,
+      clock,
+      logger,
+      namespace: le.namespace,
+      name: le.name ?? LEASE_NAME,
+      identity: this.identity,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      onLeaderChange: (leader) => metrics.setLeader(le.name ?? LEASE_NAME, leader),
+    });
   }
 
   informers(): Informer<KubeObject>[] {
     return [
       this.sites,
-      this.configMaps,
-      this.deployments,
-      this.services,
+      ...this.children.map((child) => child.informer),
       this.claims,
     ] as unknown as Informer<KubeObject>[];
   }

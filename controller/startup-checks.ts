@@ -2,19 +2,13 @@ import { STATICSITES } from '../api/index.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import { ApiError, errorMessage, isNotFound } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
-import {
-  apiVersionOf,
-  CONFIGMAPS,
-  DEPLOYMENTS,
-  EVENTS,
-  LEASES,
-  type ResourceType,
-  SERVICES,
-  SUBJECT_ACCESS_REVIEWS,
-  TOKEN_REVIEWS,
-} from '../kube/resources.ts';
+import { apiVersionOf, LEASES, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from '../kube/resources.ts';
+import type { ChildRegistry } from './child-registry.ts';
 import { LEASE_NAME } from './manager.ts';
 import type { Logger } from './observability/logger.ts';
+import { type Permission, watchedNamespacePermissions } from './rbac.ts';
+
+export type { Permission } from './rbac.ts';
 
 /** What the controller needs of the cluster before it can make a site Ready. */
 export interface StartupNeeds {
@@ -28,17 +22,8 @@ export interface StartupNeeds {
   createClaimsNamespace: boolean;
   /** /metrics is authorized through the API server: TokenReviews and SubjectAccessReviews. */
   secureMetrics?: boolean;
-}
-
-/** One permission, as a SelfSubjectAccessReview asks for it. */
-export interface Permission {
-  verb: string;
-  type: ResourceType;
-  subresource?: string;
-  /** One object's name, where the role names it. */
-  name?: string;
-  /** '' for all namespaces. */
-  namespace: string;
+  /** The child kinds it owns; default the registry's (CHILDREN). */
+  children?: ChildRegistry;
 }
 
 /** Thrown when a start-up dependency is missing: its message names each problem and its fix. */
@@ -53,21 +38,8 @@ export class StartupCheckError extends Error {
 
 /** Every call the controller makes, by permission (manifests/controller/controller-rbac.yaml grants them). */
 export function requiredPermissions(needs: StartupNeeds): Permission[] {
-  const ns = needs.namespace;
-  const site = (verb: string, subresource?: string): Permission => ({
-    verb,
-    type: STATICSITES,
-    subresource,
-    namespace: ns,
-  });
   const permissions: Permission[] = [
-    ...['get', 'list', 'watch', 'update'].map((verb) => site(verb)),
-    site('update', 'status'),
-    site('update', 'finalizers'),
-    ...[CONFIGMAPS, SERVICES, DEPLOYMENTS].flatMap((type) =>
-      ['get', 'list', 'watch', 'create', 'update'].map((verb) => ({ verb, type, namespace: ns })),
-    ),
-    ...['create', 'patch'].map((verb) => ({ verb, type: EVENTS, namespace: ns })),
+    ...watchedNamespacePermissions(needs.namespace, needs.children),
     ...['create', 'get', 'list', 'watch', 'delete'].map((verb) => ({
       verb,
       type: LEASES,

@@ -10,14 +10,24 @@ import type { ConfigMap, Container, Deployment, KubeObject, Service } from '../.
 import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES } from '../../kube/resources.ts';
 import { setControllerReference } from './ownership.ts';
 
+/** The labels every child carries (besides managed-by): the app, and the site it serves as the instance. */
 export const NAME_LABEL = 'app.kubernetes.io/name';
 export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
-export const APP_NAME = 'staticsite';
-export const CONTENT_KEY = 'index.html';
-export const CONTAINER_NAME = 'nginx';
-export const CONTENT_VOLUME = 'content';
-export const HTML_DIR = '/usr/share/nginx/html';
-export const HTTP_PORT_NAME = 'http';
+const APP_NAME = 'staticsite';
+/** The label selector of the children informers. */
+export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+/**
+ * How a pod serves its site: the ConfigMap's `index.html`, mounted read-only through the `content`
+ * volume at nginx's html directory, served on the container port named `http`.
+ */
+const POD = {
+  contentKey: 'index.html',
+  container: 'nginx',
+  volume: 'content',
+  htmlDir: '/usr/share/nginx/html',
+  portName: 'http',
+} as const;
 /** The Service's port: what clients of the site connect to. */
 export const HTTP_PORT = 80;
 /**
@@ -32,20 +42,28 @@ export const DEFAULT_SITE_PORT = 8080;
  */
 export const SITE_RESOURCES = { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } } as const;
 
-/** The label selector of the children informers. */
-export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
-
 export interface ChildOptions {
   image: string;
   /** The port the image serves on; DEFAULT_SITE_PORT when absent. */
   port?: number;
 }
 
-/** A kind of child: where it lives and how to set our fields on a live (or empty) object. */
-export interface ChildKind<T extends KubeObject> {
+/**
+ * A kind of child, one entry of the child registry (controller/child-registry.ts): where it lives,
+ * how to set our fields on a live (or empty) object, and optionally how to judge drift and which site
+ * an event on it concerns. The informer, the event handler, ensure and the RBAC rule all come from it.
+ */
+export interface ChildKind<T extends KubeObject = KubeObject> {
   type: ResourceType;
-  /** Sets only the fields this controller owns, in place, starting from the live object. */
+  /** The builder: sets only the fields this controller owns, in place, starting from the live object. */
   mutate(object: T, site: StaticSiteV1, options: ChildOptions): void;
+  /**
+   * Drift: whether `desired` (the live object after `mutate`) must be written. Default: any JSON
+   * difference, which is right whenever `mutate` sets only our fields.
+   */
+  differs?(desired: T, live: T): boolean;
+  /** The key of the site an event on this child queues. Default: the controller ownerReference, else the instance label. */
+  owner?(object: T): string | undefined;
 }
 
 export function selectorLabels(site: StaticSiteV1): Record<string, string> {
@@ -56,7 +74,7 @@ export function childLabels(site: StaticSiteV1): Record<string, string> {
   return { ...selectorLabels(site), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
 }
 
-/** All three children share the site's name. */
+/** Every child has the site's name. */
 export function childName(site: StaticSiteV1): string {
   return site.metadata.name ?? '';
 }
@@ -83,7 +101,7 @@ export const configMapChild: ChildKind<ConfigMap> = {
   type: CONFIGMAPS,
   mutate(object, site) {
     mutateMetadata(object, site);
-    object.data = { ...(object.data ?? {}), [CONTENT_KEY]: site.spec.content };
+    object.data = { ...(object.data ?? {}), [POD.contentKey]: site.spec.content };
   },
 };
 
@@ -91,14 +109,14 @@ function mutateContainer(container: Container, options: ChildOptions): void {
   container.image = options.image;
   const containerPort = options.port ?? DEFAULT_SITE_PORT;
   container.ports ??= [];
-  const port = findOrAdd(container.ports, HTTP_PORT_NAME, () => ({ name: HTTP_PORT_NAME, containerPort }));
+  const port = findOrAdd(container.ports, POD.portName, () => ({ name: POD.portName, containerPort }));
   port.containerPort = containerPort;
   container.volumeMounts ??= [];
-  const mount = findOrAdd(container.volumeMounts, CONTENT_VOLUME, () => ({
-    name: CONTENT_VOLUME,
-    mountPath: HTML_DIR,
+  const mount = findOrAdd(container.volumeMounts, POD.volume, () => ({
+    name: POD.volume,
+    mountPath: POD.htmlDir,
   }));
-  mount.mountPath = HTML_DIR;
+  mount.mountPath = POD.htmlDir;
   mount.readOnly = true;
   // The `restricted` Pod Security Standard: no privilege escalation, every capability dropped
   // (the pod sets non-root and the seccomp profile), so sites run in namespaces that enforce it.
@@ -111,7 +129,7 @@ function mutateContainer(container: Container, options: ChildOptions): void {
   container.readinessProbe ??= {};
   container.readinessProbe.httpGet ??= {};
   container.readinessProbe.httpGet.path = '/';
-  container.readinessProbe.httpGet.port = HTTP_PORT_NAME;
+  container.readinessProbe.httpGet.port = POD.portName;
 }
 
 export const deploymentChild: ChildKind<Deployment> = {
@@ -136,11 +154,11 @@ export const deploymentChild: ChildKind<Deployment> = {
     podSpec.securityContext.seccompProfile = { type: 'RuntimeDefault' };
     podSpec.containers ??= [];
     mutateContainer(
-      findOrAdd(podSpec.containers, CONTAINER_NAME, () => ({ name: CONTAINER_NAME })),
+      findOrAdd(podSpec.containers, POD.container, () => ({ name: POD.container })),
       options,
     );
     podSpec.volumes ??= [];
-    const volume = findOrAdd(podSpec.volumes, CONTENT_VOLUME, () => ({ name: CONTENT_VOLUME }));
+    const volume = findOrAdd(podSpec.volumes, POD.volume, () => ({ name: POD.volume }));
     volume.configMap ??= {};
     volume.configMap.name = childName(site);
   },
@@ -154,8 +172,8 @@ export const serviceChild: ChildKind<Service> = {
     const spec = object.spec;
     spec.selector = selectorLabels(site);
     spec.ports ??= [];
-    const port = findOrAdd(spec.ports, HTTP_PORT_NAME, () => ({ name: HTTP_PORT_NAME, port: HTTP_PORT }));
+    const port = findOrAdd(spec.ports, POD.portName, () => ({ name: POD.portName, port: HTTP_PORT }));
     port.port = HTTP_PORT;
-    port.targetPort = HTTP_PORT_NAME;
+    port.targetPort = POD.portName;
   },
 };

@@ -61,7 +61,8 @@ export async function ensureChild<T extends KubeObject>(
   if (live.metadata.deletionTimestamp) return { outcome: 'terminating', object: live };
   const desired = deepCopyJson(live);
   kind.mutate(desired, site, deps.options);
-  if (jsonEqual(desired, live)) return { outcome: 'unchanged', object: live };
+  const differs = kind.differs ? kind.differs(desired, live) : !jsonEqual(desired, live);
+  if (!differs) return { outcome: 'unchanged', object: live };
   const updated = await deps.api.update(kind.type, desired, deps.call);
   deps.wrote?.(updated);
   return { outcome: 'updated', object: updated };

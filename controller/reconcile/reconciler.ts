@@ -2,26 +2,14 @@ import { FINALIZER, STATICSITES, type StaticSiteV1, siteHostname } from '../../a
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
 import { type Clock, formatTime } from '../../kube/clock.ts';
-import {
-  type ConfigMap,
-  type Deployment,
-  type KubeObject,
-  objectKey,
-  type Service,
-  splitKey,
-} from '../../kube/objects.ts';
+import { type Deployment, type KubeObject, objectKey, splitKey } from '../../kube/objects.ts';
+import { DEPLOYMENTS } from '../../kube/resources.ts';
 import type { ClaimVerdict, HostnameClaims } from '../claims/hostname-claims.ts';
-import type { EventRecorder } from '../observability/events.ts';
+import type { EventRecorder, EventType } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
+import { OwnWrites } from '../own-writes.ts';
 import type { ExternalRecord, RecordStore } from '../records/record-store.ts';
-import {
-  type ChildKind,
-  type ChildOptions,
-  childName,
-  configMapChild,
-  deploymentChild,
-  serviceChild,
-} from './children.ts';
+import { type ChildKind, type ChildOptions, childName } from './children.ts';
 import { type ChildLookup, type EnsureResult, ensureChild } from './ensure.ts';
 import { desiredStatus, type Readiness, statusUnchanged } from './status.ts';
 
@@ -47,19 +35,22 @@ export interface ReconcilerConfig extends ChildOptions {
   excludedNamespaces?: readonly string[];
 }
 
+/** A child kind of the registry (controller/child-registry.ts) and the cache ensure reads it from. */
+export interface CachedChild {
+  kind: ChildKind;
+  cache: ChildLookup<KubeObject>;
+}
+
 export interface ReconcilerDeps {
   api: KubeApi;
-  caches: {
-    /**
-     * The sites informer: a reconcile reads its site here and asks the API server only when the
-     * cache has no such site or is behind this controller's own last write to it. Without it every
-     * reconcile GETs its site.
-     */
-    sites?: ChildLookup<StaticSiteV1>;
-    configMaps: ChildLookup<ConfigMap>;
-    deployments: ChildLookup<Deployment>;
-    services: ChildLookup<Service>;
-  };
+  /**
+   * The sites informer: a reconcile reads its site here and asks the API server only when the cache
+   * has no such site or is behind this controller's own last write to it. Without it every reconcile
+   * GETs its site.
+   */
+  sites?: ChildLookup<StaticSiteV1>;
+  /** The child kinds to ensure, in the registry's order, each with its informer cache. */
+  children: readonly CachedChild[];
   records: RecordStore;
   /** Hostname claims: a site publishes a record only for a hostname it holds. */
   claims: HostnameClaims;
@@ -67,8 +58,62 @@ export interface ReconcilerDeps {
   clock: Clock;
   logger: Logger;
   config: ReconcilerConfig;
-  /** Told about every object this controller wrote (for echo suppression). */
-  wrote?: (kind: string, object: KubeObject) => void;
+  /** The record of this controller's own writes, shared with the event handlers (echo suppression). */
+  writes?: OwnWrites;
+}
+
+/** An Event about the site, as a step reports it. */
+interface SiteEvent {
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
+/** What one step of a pass found: the problems status shows, the Events to emit, failures status does not show. */
+interface StepOutcome {
+  problems: Readiness[];
+  events: SiteEvent[];
+  /** Failures that fail the pass (with backoff) without a place in status: a claim that could not be released. */
+  failures: string[];
+}
+
+interface ChildrenOutcome extends StepOutcome {
+  /** The children as written or found, by kind (a child left alone for a conflict is absent). */
+  objects: Map<string, KubeObject>;
+  /** A child is being deleted: the pass asks to be run again shortly. */
+  terminating: boolean;
+  /**
+   * A child write failed: the pass stops there and fails with `error`. `problem` is what status shows;
+   * none for a 409 Conflict, which is routine (the retry re-reads) and leaves status alone.
+   */
+  failed?: { error: unknown; problem?: Readiness };
+}
+
+interface ClaimOutcome extends StepOutcome {
+  /** Absent when claiming failed. */
+  verdict?: ClaimVerdict;
+}
+
+/** The record step's inputs: what to publish, and whether this site holds the hostname. */
+interface RecordPass {
+  key: string;
+  site: StaticSiteV1;
+  record: ExternalRecord;
+  verdict: ClaimVerdict | undefined;
+  /** An earlier step found a problem: nothing is published. */
+  blocked: boolean;
+}
+
+/** The kind the record of our own writes files a site under. */
+const KIND_SITE = 'StaticSite';
+
+const stepOutcome = (): StepOutcome => ({ problems: [], events: [], failures: [] });
+const normal = (reason: string, message: string): SiteEvent => ({ type: 'Normal', reason, message });
+const problem = (reason: Readiness['reason'], message: string): Readiness => ({ status: 'False', reason, message });
+
+/** An API error in the server's own words, else the error's message. */
+function serverWords(error: unknown): string {
+  return error instanceof ApiError ? error.serverMessage : errorMessage(error);
 }
 
 export function externalRecordFor(site: StaticSiteV1, baseDomain: string): ExternalRecord {
@@ -83,24 +128,26 @@ export function externalRecordFor(site: StaticSiteV1, baseDomain: string): Exter
 
 /**
  * Converges one StaticSite (docs/controller.md): reads the site fresh, finalizes it when it is
- * being deleted, otherwise makes sure of the finalizer, the three children, the external record
- * and the status. Throws on any failure; the queue retries with backoff.
+ * being deleted, otherwise makes sure of the finalizer, then runs one pass of named steps: the
+ * children (the registry's kinds), the hostname claim, the external record, and last the status,
+ * written once. Throws on any failure; the queue retries with backoff.
  */
 export class SiteReconciler {
   private readonly deps: ReconcilerDeps;
   private readonly excluded: ReadonlySet<string>;
   /** Sites in an excluded namespace already logged (once per site). */
   private readonly leftAlone = new Set<string>();
-  /** The resourceVersion of this controller's last write to each site, until the cache has caught up with it. */
-  private readonly lastWrite = new Map<string, string>();
+  /** This controller's own writes: a cached site behind them is not read. */
+  private readonly writes: OwnWrites;
 
   constructor(deps: ReconcilerDeps) {
     this.deps = deps;
     this.excluded = new Set(deps.config.excludedNamespaces ?? []);
+    this.writes = deps.writes ?? new OwnWrites();
   }
 
   async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
-    const { api, records, claims, logger } = this.deps;
+    const { api, logger } = this.deps;
     const { namespace, name } = splitKey(key);
     if (this.excluded.has(namespace)) {
       if (!this.leftAlone.has(key)) {
@@ -117,19 +164,7 @@ export class SiteReconciler {
       site = this.cachedSite(key) ?? (await api.get<StaticSiteV1>(STATICSITES, namespace, name, { signal }));
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      this.lastWrite.delete(key);
-      // Gone (perhaps in a watch gap): make sure no record outlives it. Idempotent.
-      const outcome = await records.remove(key);
-      if (outcome === 'removed') logger.info({ site: key }, 'removed the record of a site that no longer exists');
-      // Its claims are stale now (no site of this name exists): let them go.
-      for (const claim of claims.cachedClaimsOfKey(key)) {
-        if (await claims.deleteClaim(claim, { signal })) {
-          logger.info(
-            { site: key, claim: claim.metadata.name },
-            'released the hostname claim of a site that no longer exists',
-          );
-        }
-      }
+      await this.gone(key, signal);
       return {};
     }
     if (site.metadata.deletionTimestamp) return this.finalize(key, site, signal);
@@ -137,26 +172,38 @@ export class SiteReconciler {
     return this.converge(key, site, signal);
   }
 
+  /** Gone (perhaps in a watch gap): no record outlives the site, nor its claims. Idempotent. */
+  private async gone(key: string, signal?: AbortSignal): Promise<void> {
+    const { records, claims, logger } = this.deps;
+    this.writes.forget(KIND_SITE, key);
+    const outcome = await records.remove(key);
+    if (outcome === 'removed') logger.info({ site: key }, 'removed the record of a site that no longer exists');
+    // Its claims are stale now (no site of this name exists): let them go.
+    for (const claim of claims.cachedClaimsOfKey(key)) {
+      if (await claims.deleteClaim(claim, { signal })) {
+        logger.info(
+          { site: key, claim: claim.metadata.name },
+          'released the hostname claim of a site that no longer exists',
+        );
+      }
+    }
+  }
+
   /**
-   * The site as the informer has it, when that is at least as new as our own last write (the same
-   * resourceVersion, or no write of ours to compare with): a copy, so nothing here changes the
-   * cache. Otherwise undefined, and the caller reads the API server: a cache that does not have the
-   * site (deleted, or not delivered yet) is confirmed there before a record is removed, and a cache
-   * behind our write would only earn a 409 Conflict on the next write.
+   * The site as the informer has it, when that shows our own last write to it (or we made none it
+   * has not shown): a copy, so nothing here changes the cache. Otherwise undefined, and the caller
+   * reads the API server: a cache that does not have the site (deleted, or not delivered yet) is
+   * confirmed there before a record is removed, and a cache behind our write would only earn a 409
+   * Conflict on the next write.
    */
   private cachedSite(key: string): StaticSiteV1 | undefined {
-    const cached = this.deps.caches.sites?.get(key);
-    if (!cached) return undefined;
-    const written = this.lastWrite.get(key);
-    if (written !== undefined && cached.metadata.resourceVersion !== written) return undefined;
-    this.lastWrite.delete(key);
+    const cached = this.deps.sites?.get(key);
+    if (!cached || !this.writes.isCurrent(KIND_SITE, cached)) return undefined;
     return structuredClone(cached);
   }
 
   private wroteSite(site: StaticSiteV1): void {
-    const rv = site.metadata.resourceVersion;
-    if (rv) this.lastWrite.set(objectKey(site), rv);
-    this.deps.wrote?.('StaticSite', site);
+    this.writes.wrote(KIND_SITE, site);
   }
 
   private async finalize(key: string, site: StaticSiteV1, signal?: AbortSignal): Promise<ReconcileResult> {
@@ -196,7 +243,7 @@ export class SiteReconciler {
       events.event(site, 'Warning', 'FinalizerFailed', `removing the finalizer failed: ${errorMessage(error)}`);
       throw error;
     }
-    this.lastWrite.delete(key);
+    this.writes.forget(KIND_SITE, key);
     logger.info({ site: key }, 'finalized: external record deleted, finalizer removed');
     events.event(
       site,
@@ -227,120 +274,165 @@ export class SiteReconciler {
     }
   }
 
+  /**
+   * One pass over a live site: the children, then (unless a child write failed) the hostname claim
+   * and the record, each step's Events emitted as it ends; then the status, written once, from all
+   * the problems found; then the pass's verdict for the queue.
+   */
   private async converge(key: string, site: StaticSiteV1, signal?: AbortSignal): Promise<ReconcileResult> {
-    const { caches, records, events, config } = this.deps;
-    const problems: Readiness[] = [];
-    let terminating = false;
-    let deployment: Deployment | undefined;
-    const ensure = async <T extends KubeObject>(kind: ChildKind<T>, cache: ChildLookup<T>) => {
-      let result: EnsureResult<T>;
-      try {
-        result = await ensureChild(kind, site, childName(site), {
-          api: this.deps.api,
-          cache,
-          options: config,
-          call: { signal },
-          wrote: (object) => this.deps.wrote?.(kind.type.kind, object),
-        });
-      } catch (error) {
-        const what = `${kind.type.kind} "${childName(site)}"`;
-        events.event(site, 'Warning', 'ReconcileError', `${what}: ${errorMessage(error)}`);
-        // A conflict is routine (the retry re-reads); any other failure the user should see in status.
-        if (!isConflict(error)) {
-          const reason = error instanceof ApiError ? error.serverMessage : errorMessage(error);
-          const problem: Readiness = { status: 'False', reason: 'ChildFailed', message: `${what}: ${reason}` };
-          const url = `http://${siteHostname(site, config.baseDomain)}/`;
-          await this.writeStatus(site, deployment, problem, url, signal).catch(() => {});
-        }
-        throw error;
-      }
-      const label = `${kind.type.kind} "${childName(site)}"`;
-      if (result.outcome === 'created') events.event(site, 'Normal', 'Created', `Created ${label}`);
-      if (result.outcome === 'updated') events.event(site, 'Normal', 'Updated', `Updated ${label}`);
-      if (result.outcome === 'terminating') terminating = true;
-      if (result.outcome === 'conflict') {
-        const owner = result.controller ? `${result.controller.kind} "${result.controller.name}"` : 'no controller';
-        const message = `${label} already exists and is controlled by ${owner}, not by this StaticSite; it is left alone`;
-        problems.push({ status: 'False', reason: 'ChildConflict', message });
-        events.event(site, 'Warning', 'ChildConflict', message);
-        return undefined;
-      }
-      return result.object;
-    };
-    await ensure(configMapChild, caches.configMaps);
-    deployment = await ensure(deploymentChild, caches.deployments);
-    await ensure(serviceChild, caches.services);
-
-    const record = externalRecordFor(site, config.baseDomain);
-    // The hostname first: a record is published, or kept, only for a hostname this site holds.
-    let verdict: ClaimVerdict | undefined;
-    let releaseFailure: string | undefined;
-    try {
-      verdict = await this.deps.claims.claim(record.hostname, site, { signal });
-    } catch (error) {
-      const reason = error instanceof ApiError ? error.serverMessage : errorMessage(error);
-      const message = `claiming hostname ${record.hostname} failed: ${reason}`;
-      problems.push({ status: 'False', reason: 'ClaimFailed', message });
-      events.event(site, 'Warning', 'ClaimFailed', message);
+    const children = await this.ensureChildren(site, signal);
+    this.emit(site, children);
+    const outcomes: StepOutcome[] = [children];
+    if (!children.failed) {
+      const record = externalRecordFor(site, this.deps.config.baseDomain);
+      // The hostname first: a record is published, or kept, only for a hostname this site holds.
+      const claim = await this.claimHostname(key, site, record.hostname, signal);
+      this.emit(site, claim);
+      const blocked = children.problems.length > 0 || claim.problems.length > 0;
+      const published = await this.convergeRecord({ key, site, record, verdict: claim.verdict, blocked }, signal);
+      this.emit(site, published);
+      outcomes.push(claim, published);
     }
-    if (verdict?.outcome === 'claimed') {
-      this.deps.logger.info({ site: key, hostname: record.hostname }, 'claimed hostname');
-    }
-    if (verdict?.outcome === 'lost') {
-      const message = `hostname ${record.hostname} is held by StaticSite ${verdict.holder}`;
-      events.event(site, 'Warning', 'HostnameConflict', message);
-      // A record published before (an older hostname, or before claims existed) must not stay.
-      let removed = false;
-      try {
-        removed = (await records.remove(key)) === 'removed';
-      } catch (error) {
-        const failed = `removing the external record failed: ${errorMessage(error)}`;
-        problems.push({ status: 'False', reason: 'RecordFailed', message: failed });
-        events.event(site, 'Warning', 'RecordFailed', failed);
-      }
-      if (removed) events.event(site, 'Normal', 'RecordRemoved', `Removed the external record: ${message}`);
-      problems.push({ status: 'False', reason: 'HostnameConflict', message });
-      // No record left: claims this site holds on older hostnames would only block other sites.
-      if (problems.every((p) => p.reason !== 'RecordFailed')) {
-        try {
-          await this.releaseClaims(site, record.hostname, signal);
-        } catch (error) {
-          releaseFailure = `releasing an older hostname claim failed: ${errorMessage(error)}`;
-          events.event(site, 'Warning', 'ClaimReleaseFailed', releaseFailure);
-        }
-      }
-    } else if (verdict && problems.length === 0) {
-      let published = false;
-      try {
-        const outcome = await records.publish(key, record);
-        published = true;
-        if (outcome !== 'unchanged') {
-          events.event(site, 'Normal', 'RecordPublished', `Published ${record.hostname} -> ${record.service}`);
-        }
-      } catch (error) {
-        const message = `publishing the external record ${record.hostname} failed: ${errorMessage(error)}`;
-        problems.push({ status: 'False', reason: 'RecordFailed', message });
-        events.event(site, 'Warning', 'RecordFailed', message);
-      }
-      // The record names this hostname now: the claims on older ones can go.
-      if (published) {
-        try {
-          await this.releaseClaims(site, record.hostname, signal);
-        } catch (error) {
-          releaseFailure = `releasing an older hostname claim failed: ${errorMessage(error)}`;
-          events.event(site, 'Warning', 'ClaimReleaseFailed', releaseFailure);
-        }
-      }
-    }
-
-    await this.writeStatus(site, deployment, problems[0], `http://${record.hostname}/`, signal);
+    const problems = outcomes.flatMap((o) => o.problems);
+    await this.writePassStatus(site, { children, problems }, signal);
+    if (children.failed) throw children.failed.error;
     // A lost hostname is no failure of ours: the site waits, without backoff, for the holder to let
     // go; the claim's deletion re-queues it (event handlers), the resync is the safety net.
-    const failures = problems.filter((p) => p.reason !== 'HostnameConflict').map((p) => p.message);
-    if (releaseFailure) failures.push(releaseFailure);
+    const failures = [
+      ...problems.filter((p) => p.reason !== 'HostnameConflict').map((p) => p.message),
+      ...outcomes.flatMap((o) => o.failures),
+    ];
     if (failures.length > 0) throw new ReconcileProblem(failures.join('; '));
-    if (terminating) return { requeueAfterMs: config.terminatingRequeueMs ?? 1000 };
+    if (children.terminating) return { requeueAfterMs: this.deps.config.terminatingRequeueMs ?? 1000 };
     return {};
+  }
+
+  private emit(site: StaticSiteV1, outcome: StepOutcome): void {
+    for (const e of outcome.events) this.deps.events.event(site, e.type, e.reason, e.message);
+  }
+
+  /**
+   * Step 1, the children: each kind of the registry, in order, through ensure-with-mutate. A child
+   * another controller (or none) holds is a ChildConflict problem, and the next kind is ensured; a
+   * failed write stops the step.
+   */
+  private async ensureChildren(site: StaticSiteV1, signal?: AbortSignal): Promise<ChildrenOutcome> {
+    const outcome: ChildrenOutcome = { ...stepOutcome(), objects: new Map(), terminating: false };
+    const name = childName(site);
+    for (const { kind, cache } of this.deps.children) {
+      const label = `${kind.type.kind} "${name}"`;
+      let result: EnsureResult<KubeObject>;
+      try {
+        result = await ensureChild(kind, site, name, {
+          api: this.deps.api,
+          cache,
+          options: this.deps.config,
+          call: { signal },
+          wrote: (object) => this.writes.wrote(kind.type.kind, object),
+        });
+      } catch (error) {
+        outcome.events.push({ type: 'Warning', reason: 'ReconcileError', message: `${label}: ${errorMessage(error)}` });
+        // A conflict is routine (the retry re-reads); any other failure the user should see in status.
+        const shown = isConflict(error) ? undefined : problem('ChildFailed', `${label}: ${serverWords(error)}`);
+        outcome.failed = { error, problem: shown };
+        return outcome;
+      }
+      if (result.outcome === 'created') outcome.events.push(normal('Created', `Created ${label}`));
+      if (result.outcome === 'updated') outcome.events.push(normal('Updated', `Updated ${label}`));
+      if (result.outcome === 'terminating') outcome.terminating = true;
+      if (result.outcome !== 'conflict') {
+        outcome.objects.set(kind.type.kind, result.object);
+        continue;
+      }
+      const owner = result.controller ? `${result.controller.kind} "${result.controller.name}"` : 'no controller';
+      const message = `${label} already exists and is controlled by ${owner}, not by this StaticSite; it is left alone`;
+      outcome.problems.push(problem('ChildConflict', message));
+      outcome.events.push({ type: 'Warning', reason: 'ChildConflict', message });
+    }
+    return outcome;
+  }
+
+  /** Step 2, the hostname claim: the verdict, or a ClaimFailed problem. */
+  private async claimHostname(
+    key: string,
+    site: StaticSiteV1,
+    hostname: string,
+    signal?: AbortSignal,
+  ): Promise<ClaimOutcome> {
+    const outcome: ClaimOutcome = stepOutcome();
+    try {
+      outcome.verdict = await this.deps.claims.claim(hostname, site, { signal });
+    } catch (error) {
+      const message = `claiming hostname ${hostname} failed: ${serverWords(error)}`;
+      outcome.problems.push(problem('ClaimFailed', message));
+      outcome.events.push({ type: 'Warning', reason: 'ClaimFailed', message });
+    }
+    if (outcome.verdict?.outcome === 'claimed') this.deps.logger.info({ site: key, hostname }, 'claimed hostname');
+    return outcome;
+  }
+
+  /**
+   * Step 3, the external record: withdrawn when another site holds the hostname; published when this
+   * site holds it and nothing before stood in the way; then the claims on older hostnames released.
+   */
+  private async convergeRecord(pass: RecordPass, signal?: AbortSignal): Promise<StepOutcome> {
+    if (pass.verdict?.outcome === 'lost') return this.withdrawRecord(pass, pass.verdict.holder, signal);
+    if (!pass.verdict || pass.blocked) return stepOutcome();
+    const { key, site, record } = pass;
+    const outcome = stepOutcome();
+    try {
+      const published = await this.deps.records.publish(key, record);
+      if (published !== 'unchanged') {
+        outcome.events.push(normal('RecordPublished', `Published ${record.hostname} -> ${record.service}`));
+      }
+    } catch (error) {
+      const message = `publishing the external record ${record.hostname} failed: ${errorMessage(error)}`;
+      outcome.problems.push(problem('RecordFailed', message));
+      outcome.events.push({ type: 'Warning', reason: 'RecordFailed', message });
+      return outcome;
+    }
+    // The record names this hostname now: the claims on older ones can go.
+    await this.releaseOlderClaims(site, record.hostname, outcome, signal);
+    return outcome;
+  }
+
+  /** The hostname is held by `holder`: this site's record goes, and with it the claims on older hostnames. */
+  private async withdrawRecord(pass: RecordPass, holder: string, signal?: AbortSignal): Promise<StepOutcome> {
+    const { key, site, record } = pass;
+    const outcome = stepOutcome();
+    const message = `hostname ${record.hostname} is held by StaticSite ${holder}`;
+    outcome.events.push({ type: 'Warning', reason: 'HostnameConflict', message });
+    // A record published before (an older hostname, or before claims existed) must not stay.
+    let removed = false;
+    try {
+      removed = (await this.deps.records.remove(key)) === 'removed';
+    } catch (error) {
+      const failed = `removing the external record failed: ${errorMessage(error)}`;
+      outcome.problems.push(problem('RecordFailed', failed));
+      outcome.events.push({ type: 'Warning', reason: 'RecordFailed', message: failed });
+    }
+    if (removed) outcome.events.push(normal('RecordRemoved', `Removed the external record: ${message}`));
+    const recordLeft = outcome.problems.length > 0;
+    outcome.problems.push(problem('HostnameConflict', message));
+    // No record left: claims this site holds on older hostnames would only block other sites.
+    if (!recordLeft) await this.releaseOlderClaims(site, record.hostname, outcome, signal);
+    return outcome;
+  }
+
+  /** Releases the claims on hostnames other than `keep`; a failure is a Warning and a failure of the pass. */
+  private async releaseOlderClaims(
+    site: StaticSiteV1,
+    keep: string,
+    outcome: StepOutcome,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      await this.releaseClaims(site, keep, signal);
+    } catch (error) {
+      const failure = `releasing an older hostname claim failed: ${errorMessage(error)}`;
+      outcome.failures.push(failure);
+      outcome.events.push({ type: 'Warning', reason: 'ClaimReleaseFailed', message: failure });
+    }
   }
 
   /**
@@ -360,15 +452,32 @@ export class SiteReconciler {
     }
   }
 
+  /**
+   * Step 4, the status, once per pass: Ready from the first problem found, or from the Deployment.
+   * After a failed child write it shows that failure (ChildFailed), and the pass fails with the
+   * child's error whatever this write does; after a routine 409 Conflict it is left alone.
+   */
+  private async writePassStatus(
+    site: StaticSiteV1,
+    pass: { children: ChildrenOutcome; problems: Readiness[] },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const { failed, objects } = pass.children;
+    if (failed && !failed.problem) return;
+    const deployment = objects.get(DEPLOYMENTS.kind) as Deployment | undefined;
+    const written = this.writeStatus(site, { deployment, problem: failed ? failed.problem : pass.problems[0] }, signal);
+    await (failed ? written.catch(() => {}) : written);
+  }
+
+  /** Writes the status through /status, only when it differs from the live one. */
   private async writeStatus(
     site: StaticSiteV1,
-    deployment: Deployment | undefined,
-    problem: Readiness | undefined,
-    url: string,
+    ready: { deployment: Deployment | undefined; problem: Readiness | undefined },
     signal?: AbortSignal,
   ): Promise<void> {
     const now = formatTime(this.deps.clock.now());
-    const status = desiredStatus({ site, deployment, problem, url, now });
+    const url = `http://${siteHostname(site, this.deps.config.baseDomain)}/`;
+    const status = desiredStatus({ site, deployment: ready.deployment, problem: ready.problem, url, now });
     if (statusUnchanged(site.status, status)) return;
     try {
       const written = await this.deps.api.updateStatus(STATICSITES, { ...site, status }, { signal });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { StaticSiteV1 } from '../../api/index.ts';
 import { EventHandlers } from '../../controller/event-handlers.ts';
-import { INSTANCE_LABEL } from '../../controller/reconcile/children.ts';
+import { configMapChild, deploymentChild, INSTANCE_LABEL, serviceChild } from '../../controller/reconcile/children.ts';
 import { controllerReference } from '../../controller/reconcile/ownership.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 
@@ -21,7 +21,7 @@ describe('controller: event handlers (informer events -> queue keys)', () => {
   it('a site event enqueues the site; the echo of our own write does not', () => {
     const { keys, handlers: h } = handlers();
     h.onSiteChange('add', site('1'));
-    h.wrote('StaticSite', site('2'));
+    h.writes.wrote('StaticSite', site('2'));
     h.onSiteChange('update', site('2'));
     h.onSiteChange('update', site('3'));
     h.onSiteChange('delete', site('3'));
@@ -42,11 +42,11 @@ describe('controller: event handlers (informer events -> queue keys)', () => {
       metadata: { name: 'other', namespace: 'web', resourceVersion: '6', labels: { [INSTANCE_LABEL]: 'blog' } },
     };
     const orphan: KubeObject = { metadata: { name: 'stray', namespace: 'web', resourceVersion: '7' } };
-    h.onChildChange('Deployment', 'update', owned);
-    h.onChildChange('ConfigMap', 'delete', labelled);
-    h.onChildChange('Service', 'add', orphan);
-    h.wrote('Deployment', { metadata: { ...owned.metadata, resourceVersion: '8' } });
-    h.onChildChange('Deployment', 'update', { metadata: { ...owned.metadata, resourceVersion: '8' } });
+    h.onChildChange(deploymentChild, 'update', owned);
+    h.onChildChange(configMapChild, 'delete', labelled);
+    h.onChildChange(serviceChild, 'add', orphan);
+    h.writes.wrote('Deployment', { metadata: { ...owned.metadata, resourceVersion: '8' } });
+    h.onChildChange(deploymentChild, 'update', { metadata: { ...owned.metadata, resourceVersion: '8' } });
     expect(keys).to.deep.equal(['web/shop', 'web/blog']);
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
+import { CHILDREN } from '../../controller/child-registry.ts';
 import {
   CLAIM_HOSTNAME_ANNOTATION,
   CLAIM_SITE_ANNOTATION,
@@ -16,6 +17,7 @@ import { type ReconcilerConfig, SiteReconciler } from '../../controller/reconcil
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { KubeObject, Lease } from '../../kube/objects.ts';
+import { collectionPath } from '../../kube/resources.ts';
 import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
 
 const NS = 'web';
@@ -50,11 +52,7 @@ describe('controller: hostname claims', () => {
   function reconciler(config: Partial<ReconcilerConfig> = {}): SiteReconciler {
     return new SiteReconciler({
       api: new KubeApi(server),
-      caches: {
-        configMaps: lookup(server, `/api/v1/namespaces/${NS}/configmaps`),
-        deployments: lookup(server, `/apis/apps/v1/namespaces/${NS}/deployments`),
-        services: lookup(server, `/api/v1/namespaces/${NS}/services`),
-      },
+      children: CHILDREN.map((kind) => ({ kind, cache: lookup(server, collectionPath(kind.type, NS)) })),
       records,
       claims: new HostnameClaims({
         api: new KubeApi(server),
@@ -374,7 +372,7 @@ describe('controller: hostname claims', () => {
 
   it('the deletion of a claim queues every site that wants that hostname', () => {
     const keys: string[] = [];
-    const h = new EventHandlers({ add: (key) => keys.push(key) }, 'sites.test');
+    const h = new EventHandlers({ add: (key) => keys.push(key) }, { baseDomain: 'sites.test' });
     const sites: StaticSiteV1[] = [
       {
         apiVersion: 'staticsite.dev/v1',
@@ -395,13 +393,7 @@ describe('controller: hostname claims', () => {
         spec: { content: 'c', hostname: HOST },
       },
     ];
-    const none = { onChange: () => {} };
-    h.register({
-      sites: { onChange: () => {}, list: () => sites },
-      configMaps: none,
-      deployments: none,
-      services: none,
-    } as unknown as Parameters<EventHandlers['register']>[0]);
+    h.register({ sites: { onChange: () => {}, list: () => sites }, children: [] });
     const claim = new HostnameClaims({ api: new KubeApi(server), namespace: SYS }).claimFor(
       HOST,
       sites[0] as StaticSiteV1,

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { expect } from 'chai';
 import { Controller } from '../../controller/controller.ts';
-import { EchoFilter } from '../../controller/echo-filter.ts';
 import { ApiEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { ControllerMetrics, resourceOfPath } from '../../controller/observability/metrics.ts';
+import { OwnWrites } from '../../controller/own-writes.ts';
 import { ItemExponentialFailureRateLimiter } from '../../controller/queue/rate-limiter.ts';
 import { WorkQueue } from '../../controller/queue/work-queue.ts';
 import { KubeApi } from '../../kube/api-client.ts';
@@ -164,9 +164,9 @@ describe('controller: metrics and probes', () => {
   });
 });
 
-describe('controller: echo filter', () => {
+describe('controller: the record of its own writes', () => {
   it('skips exactly the event that echoes our own last write, once', () => {
-    const filter = new EchoFilter();
+    const filter = new OwnWrites();
     const written = { metadata: { namespace: 'web', name: 'shop', resourceVersion: '42' } };
     filter.wrote('Deployment', written);
     expect(
@@ -178,7 +178,7 @@ describe('controller: echo filter', () => {
   });
 
   it('recognises each of several writes made in one reconcile (finalizer, then status)', () => {
-    const filter = new EchoFilter();
+    const filter = new OwnWrites();
     const at = (rv: string) => ({ metadata: { namespace: 'web', name: 'shop', resourceVersion: rv } });
     filter.wrote('StaticSite', at('10'));
     filter.wrote('StaticSite', at('12'));

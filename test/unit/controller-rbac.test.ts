@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
 import type { StaticSiteV1 } from '../../api/index.ts';
+import { CHILDREN } from '../../controller/child-registry.ts';
 import { HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { LeaseElector } from '../../controller/leader/lease-elector.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
@@ -10,6 +11,7 @@ import { SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment, KubeObject, Service } from '../../kube/objects.ts';
+import { collectionPath } from '../../kube/resources.ts';
 import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
 
 interface Rule {
@@ -123,11 +125,7 @@ describe('controller: RBAC manifest', () => {
     });
     const reconciler = new SiteReconciler({
       api,
-      caches: {
-        configMaps: { get: () => undefined as ConfigMap | undefined },
-        deployments: { get: () => undefined as Deployment | undefined },
-        services: { get: () => undefined as Service | undefined },
-      },
+      children: CHILDREN.map((kind) => ({ kind, cache: { get: () => undefined } })),
       records,
       claims,
       events: new MemoryEventRecorder(),
@@ -162,11 +160,7 @@ describe('controller: RBAC manifest', () => {
     });
     await new SiteReconciler({
       api,
-      caches: {
-        configMaps: live<ConfigMap>(cms),
-        deployments: live<Deployment>(deploys),
-        services: live<Service>(svcs),
-      },
+      children: CHILDREN.map((kind) => ({ kind, cache: live(collectionPath(kind.type, NS)) })),
       records,
       claims,
       events: new MemoryEventRecorder(),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
+import { CHILDREN } from '../../controller/child-registry.ts';
 import { claimName, HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
@@ -9,6 +10,7 @@ import { ReconcileProblem, SiteReconciler } from '../../controller/reconcile/rec
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment, KubeObject, Lease, Service } from '../../kube/objects.ts';
+import { collectionPath } from '../../kube/resources.ts';
 import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
 
 const NS = 'web';
@@ -59,12 +61,8 @@ function reconcilerOn(
 ): SiteReconciler {
   const reconciler = new SiteReconciler({
     api: new KubeApi(server),
-    caches: {
-      ...(extra.sites && { sites: extra.sites }),
-      configMaps: lookup<ConfigMap>(server, CMS),
-      deployments: lookup<Deployment>(server, DEPLOYS),
-      services: lookup<Service>(server, SVCS),
-    },
+    ...(extra.sites && { sites: extra.sites }),
+    children: CHILDREN.map((kind) => ({ kind, cache: lookup(server, collectionPath(kind.type, NS)) })),
     records: extra.records ?? new MemoryRecords(),
     claims: claimsOn(server),
     events: extra.events ?? new MemoryEventRecorder(),

@@ -1,0 +1,35 @@
+import type { KubeObject } from '../kube/objects.ts';
+import { type ChildKind, configMapChild, deploymentChild, INSTANCE_LABEL, serviceChild } from './reconcile/children.ts';
+import { ownerKey } from './reconcile/ownership.ts';
+
+export type { ChildKind } from './reconcile/children.ts';
+
+/**
+ * The child registry: every kind of object a StaticSite owns, one entry each, as controller-runtime's
+ * `Owns()` lines. Each entry drives
+ * - an informer of that kind, labelled `app.kubernetes.io/managed-by=staticsite-controller`
+ *   (ControllerManager), named after its plural (`/readyz` check `informer-<plural>`);
+ * - the event handler that queues the owning site of a changed child (EventHandlers, through `owner`);
+ * - ensure-with-mutate, in this order, on every reconcile (SiteReconciler, through `mutate` and `differs`);
+ * - the RBAC the controller needs and asks for at start-up (controller/rbac.ts, startup-checks.ts).
+ * Adding a child kind is one entry here plus its builder (reconcile/children.ts).
+ */
+export type ChildRegistry = readonly ChildKind[];
+
+export const CHILDREN: ChildRegistry = [configMapChild, deploymentChild, serviceChild];
+
+/** What the controller does to every child kind: list and watch it, create and update it, get it on a 409. */
+export const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'update'] as const;
+
+/** The site a child belongs to: its controller ownerReference, else its instance label. */
+export function ownerSiteKey(object: KubeObject): string | undefined {
+  const instance = object.metadata.labels?.[INSTANCE_LABEL];
+  return (
+    ownerKey(object) ?? (instance && object.metadata.namespace ? `${object.metadata.namespace}/${instance}` : undefined)
+  );
+}
+
+/** The key of the site an event on `object` (a child of this kind) queues. */
+export function childOwner(kind: ChildKind, object: KubeObject): string | undefined {
+  return kind.owner ? kind.owner(object) : ownerSiteKey(object);
+}
