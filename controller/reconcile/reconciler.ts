@@ -202,36 +202,26 @@ export class SiteReconciler {
     return structuredClone(cached);
   }
 
-  private wroteSite(site: StaticSiteV1): void {
-    this.writes.wrote(KIND_SITE, site);
+  /**
+   * A write to the site, recorded as our own the moment its answer arrives: before the watch event
+   * that echoes it can be handled, so that event is known for an echo.
+   */
+  private async writeSite(write: Promise<StaticSiteV1>): Promise<StaticSiteV1> {
+    const written = await write;
+    this.writes.wrote(KIND_SITE, written);
+    return written;
   }
 
   private async finalize(key: string, site: StaticSiteV1, signal?: AbortSignal): Promise<ReconcileResult> {
     const { api, records, events, logger } = this.deps;
     if (!site.metadata.finalizers?.includes(FINALIZER)) return {};
-    try {
-      await records.remove(key);
-    } catch (error) {
-      events.event(
-        site,
-        'Warning',
-        'RecordDeleteFailed',
-        `deleting the external record failed: ${errorMessage(error)}`,
-      );
-      throw error;
-    }
+    await this.warnOnFailure(site, { reason: 'RecordDeleteFailed', doing: 'deleting the external record' }, () =>
+      records.remove(key),
+    );
     // The record is gone: now the hostname may go to another site.
-    try {
-      await this.releaseClaims(site, undefined, signal);
-    } catch (error) {
-      events.event(
-        site,
-        'Warning',
-        'ClaimReleaseFailed',
-        `releasing the hostname claim failed: ${errorMessage(error)}`,
-      );
-      throw error;
-    }
+    await this.warnOnFailure(site, { reason: 'ClaimReleaseFailed', doing: 'releasing the hostname claim' }, () =>
+      this.releaseClaims(site, undefined, signal),
+    );
     const updated: StaticSiteV1 = {
       ...site,
       metadata: { ...site.metadata, finalizers: site.metadata.finalizers.filter((f) => f !== FINALIZER) },
@@ -259,17 +249,21 @@ export class SiteReconciler {
       ...site,
       metadata: { ...site.metadata, finalizers: [...(site.metadata.finalizers ?? []), FINALIZER] },
     };
+    return this.warnOnFailure(site, { reason: 'FinalizerFailed', doing: `adding finalizer ${FINALIZER}` }, () =>
+      this.writeSite(this.deps.api.update(STATICSITES, updated, { signal })),
+    );
+  }
+
+  /** Runs `action`; its failure is a Warning Event `reason` ("<doing> failed: <error>") and is thrown on. */
+  private async warnOnFailure<T>(
+    site: StaticSiteV1,
+    warning: { reason: string; doing: string },
+    action: () => Promise<T>,
+  ): Promise<T> {
     try {
-      const written = await this.deps.api.update(STATICSITES, updated, { signal });
-      this.wroteSite(written);
-      return written;
+      return await action();
     } catch (error) {
-      this.deps.events.event(
-        site,
-        'Warning',
-        'FinalizerFailed',
-        `adding finalizer ${FINALIZER} failed: ${errorMessage(error)}`,
-      );
+      this.deps.events.event(site, 'Warning', warning.reason, `${warning.doing} failed: ${errorMessage(error)}`);
       throw error;
     }
   }
@@ -479,12 +473,8 @@ export class SiteReconciler {
     const url = `http://${siteHostname(site, this.deps.config.baseDomain)}/`;
     const status = desiredStatus({ site, deployment: ready.deployment, problem: ready.problem, url, now });
     if (statusUnchanged(site.status, status)) return;
-    try {
-      const written = await this.deps.api.updateStatus(STATICSITES, { ...site, status }, { signal });
-      this.wroteSite(written);
-    } catch (error) {
-      this.deps.events.event(site, 'Warning', 'StatusUpdateFailed', `updating status failed: ${errorMessage(error)}`);
-      throw error;
-    }
+    await this.warnOnFailure(site, { reason: 'StatusUpdateFailed', doing: 'updating status' }, () =>
+      this.writeSite(this.deps.api.updateStatus(STATICSITES, { ...site, status }, { signal })),
+    );
   }
 }

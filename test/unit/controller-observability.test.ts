@@ -186,6 +186,21 @@ describe('controller: the record of its own writes', () => {
     expect(filter.isEcho('StaticSite', at('11'))).to.equal(false); // someone else's write in between
     expect(filter.isEcho('StaticSite', at('12'))).to.equal(true);
   });
+
+  it('tells the reconciler whether a cached copy shows its newest write, and forgets the writes a copy shows', () => {
+    const writes = new OwnWrites();
+    const at = (rv: string) => ({ metadata: { namespace: 'web', name: 'shop', resourceVersion: rv } });
+    expect(writes.isCurrent('StaticSite', at('9'))).to.equal(true); // no write of ours to wait for
+    writes.wrote('StaticSite', at('10'));
+    writes.wrote('StaticSite', at('12'));
+    expect(writes.isCurrent('StaticSite', at('10'))).to.equal(false); // behind our last write
+    expect(writes.isCurrent('StaticSite', at('12'))).to.equal(true);
+    expect(writes.isEcho('StaticSite', at('12'))).to.equal(false); // seen already
+    expect(writes.isCurrent('StaticSite', at('13'))).to.equal(true);
+    writes.wrote('StaticSite', at('14'));
+    writes.forget('StaticSite', 'web/shop');
+    expect(writes.isCurrent('StaticSite', at('13'))).to.equal(true);
+  });
 });
 
 describe('controller: events', () => {

@@ -7,6 +7,7 @@ import { HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { LeaseElector } from '../../controller/leader/lease-elector.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
+import { controllerRules } from '../../controller/rbac.ts';
 import { SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
@@ -76,6 +77,11 @@ describe('controller: RBAC manifest', () => {
     expect(clusterRules.flatMap((r) => r.resources)).not.to.include('leases');
   });
 
+  it('the ClusterRole grants exactly the rules the controller derives from its child registry (controller/rbac.ts)', async () => {
+    const clusterRole = (await rbac()).find((d) => d.kind === 'ClusterRole');
+    expect(clusterRole?.rules).to.deep.equal(controllerRules());
+  });
+
   it('the single-namespace overlay grants the ClusterRole’s rules as a Role in the watched namespace, and no ClusterRole', async () => {
     const clusterRole = (await rbac()).find((d) => d.kind === 'ClusterRole');
     const overlay = await yamlDocs<RbacDoc & { roleRef?: { kind: string; name: string }; subjects?: unknown[] }>(
@@ -140,7 +146,7 @@ describe('controller: RBAC manifest', () => {
       spec: { content: 'x' },
     });
     // The informers' list + watch of each resource.
-    for (const path of [sites, cms, deploys, svcs]) {
+    for (const path of [sites, ...CHILDREN.map((kind) => collectionPath(kind.type, NS))]) {
       await api.transport.request('GET', path);
       await api.transport.stream(path, {}, new AbortController().signal);
     }
