@@ -1,4 +1,5 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { declareMetrics } from '../kube/metric-declarations.ts';
 
 /** The bootstrapper's metrics, registered on a registry the caller owns (no global registry). */
 export class CertsMetrics {
@@ -9,34 +10,27 @@ export class CertsMetrics {
   readonly lastSuccess: Gauge;
 
   constructor(registry: Registry) {
-    const registers = [registry];
-    this.expiry = new Gauge({
-      name: 'staticsite_certs_expiry_timestamp_seconds',
-      help: 'notAfter of the current certificate, as a Unix time',
-      labelNames: ['cert'],
-      registers,
-    });
-    this.issued = new Counter({
-      name: 'staticsite_certs_issued_total',
-      help: 'Certificates issued (cert="ca" or "serving")',
-      labelNames: ['cert'],
-      registers,
-    });
-    this.runs = new Counter({
-      name: 'staticsite_certs_bootstrap_runs_total',
-      help: 'Bootstrap runs by outcome ("ok" or the CertsError code)',
-      labelNames: ['outcome'],
-      registers,
-    });
-    this.bundleSize = new Gauge({
-      name: 'staticsite_certs_ca_bundle_certificates',
-      help: 'CA certificates in the injected bundle (2 during a CA rotation overlap)',
-      registers,
-    });
-    this.lastSuccess = new Gauge({
-      name: 'staticsite_certs_last_success_timestamp_seconds',
-      help: 'When bootstrap last completed, as a Unix time',
-      registers,
-    });
+    const declare = declareMetrics(registry);
+    this.expiry = declare.gauge(
+      'staticsite_certs_expiry_timestamp_seconds',
+      'notAfter of the current certificate, as a Unix time',
+      ['cert'],
+    );
+    this.issued = declare.counter('staticsite_certs_issued_total', 'Certificates issued (cert="ca" or "serving")', [
+      'cert',
+    ]);
+    this.runs = declare.counter(
+      'staticsite_certs_bootstrap_runs_total',
+      'Bootstrap runs by outcome ("ok" or the CertsError code)',
+      ['outcome'],
+    );
+    this.bundleSize = declare.gauge(
+      'staticsite_certs_ca_bundle_certificates',
+      'CA certificates in the injected bundle (2 during a CA rotation overlap)',
+    );
+    this.lastSuccess = declare.gauge(
+      'staticsite_certs_last_success_timestamp_seconds',
+      'When bootstrap last completed, as a Unix time',
+    );
   }
 }
