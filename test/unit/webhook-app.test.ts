@@ -634,4 +634,29 @@ describe('webhook: request metrics', () => {
     );
     expect(text).to.match(/staticsite_webhook_request_duration_seconds_count\{path="\/validate"\} 2/);
   });
+
+  it("records each request once, in both families alike: ours by outcome, controller-runtime's by code", async () => {
+    const { app, metrics } = setup(createWebhookListener, { maxBodyBytes: 64 });
+    await request(app).post('/validate').send(fixture('admission/delete.json')).expect(413);
+    await request(app).post('/validate').set('content-type', 'text/plain').send('x').expect(415);
+    await request(app).post('/mutate').set('content-type', 'application/json').send('{}').expect(400);
+    const series = async (name: string) =>
+      ((await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name)?.values ?? [])
+        .filter((v) => v.value > 0)
+        .map((v) => ({ ...v.labels, value: v.value }));
+    expect(await series('staticsite_webhook_requests_total')).to.have.deep.members([
+      { path: '/validate', operation: '', outcome: 'bad_request', value: 2 },
+      { path: '/mutate', operation: '', outcome: 'bad_request', value: 1 },
+    ]);
+    expect(await series('controller_runtime_webhook_requests_total')).to.have.deep.members([
+      { webhook: '/validate', code: '413', value: 1 },
+      { webhook: '/validate', code: '415', value: 1 },
+      { webhook: '/mutate', code: '400', value: 1 },
+    ]);
+    const text = await metrics.registry.metrics();
+    expect(text).to.match(/^staticsite_webhook_request_duration_seconds_count\{path="\/validate"\} 2$/m);
+    expect(text).to.match(/^controller_runtime_webhook_latency_seconds_count\{webhook="\/validate"\} 2$/m);
+    expect(text).to.match(/^controller_runtime_webhook_requests_in_flight\{webhook="\/validate"\} 0$/m);
+    expect(text).to.not.include('staticsite_webhook_requests_in_flight');
+  });
 });

@@ -1,84 +1,109 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { CONTROLLER_RUNTIME_BUCKETS } from '../../kube/metric-buckets.ts';
+import { declareMetrics } from '../../kube/metric-declarations.ts';
+import { REVIEW_PATHS, type ReviewOutcome, type ReviewPath } from './review-answer.ts';
+
+/** How a request to a review path ended: its HTTP code and, for our own counter, what it came to. */
+export interface ReviewEnd {
+  code: number;
+  /** The review's operation; empty when the request was refused before one was read. */
+  operation: string;
+  /** A review's outcome, or `bad_request` / `error` for a request answered with a 4xx / 5xx Status. */
+  outcome: ReviewOutcome | 'bad_request';
+}
+
+/** Records one request to a review path: called once, when its answer is written. */
+export type ReviewRecorder = (end: ReviewEnd) => void;
 
 /** The webhook's Prometheus metrics, on a registry of their own (no global state). */
 export class WebhookMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'staticsite_webhook_requests_total',
-    help: 'Webhook requests by path, operation and outcome (allowed, denied, patched, error, bad_request).',
-    labelNames: ['path', 'operation', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly duration = new Histogram({
-    name: 'staticsite_webhook_request_duration_seconds',
-    help: 'Time from request received to response written.',
-    labelNames: ['path'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [this.registry],
-  });
-  readonly inFlight = new Gauge({
-    name: 'staticsite_webhook_requests_in_flight',
-    help: 'Requests being handled now.',
-    registers: [this.registry],
-  });
-  readonly panics = new Counter({
-    name: 'staticsite_webhook_handler_panics_total',
-    help: 'Unexpected exceptions in a handler, answered with 500.',
-    labelNames: ['path'] as const,
-    registers: [this.registry],
-  });
-  readonly certExpiry = new Gauge({
-    name: 'staticsite_webhook_certificate_expiry_timestamp_seconds',
-    help: 'notAfter of the serving certificate in use, as a Unix timestamp.',
-    registers: [this.registry],
-  });
-  // controller-runtime's webhook metrics (pkg/webhook/internal/metrics), for its dashboards and
-  // alerts: labelled by the webhook's path, the code being the HTTP status.
-  readonly runtimeRequests = new Counter({
-    name: 'controller_runtime_webhook_requests_total',
-    help: 'Total number of admission requests by HTTP status code.',
-    labelNames: ['webhook', 'code'] as const,
-    registers: [this.registry],
-  });
-  readonly runtimeLatency = new Histogram({
-    name: 'controller_runtime_webhook_latency_seconds',
-    help: 'Histogram of the latency of processing admission requests',
-    labelNames: ['webhook'] as const,
-    buckets: CONTROLLER_RUNTIME_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly runtimeInFlight = new Gauge({
-    name: 'controller_runtime_webhook_requests_in_flight',
-    help: 'Current number of admission requests being served.',
-    labelNames: ['webhook'] as const,
-    registers: [this.registry],
-  });
+  private readonly declare = declareMetrics(this.registry);
+  readonly requests = this.declare.counter(
+    'staticsite_webhook_requests_total',
+    'Webhook requests by path, operation and outcome (allowed, denied, patched, error, bad_request).',
+    ['path', 'operation', 'outcome'],
+  );
+  readonly duration = this.declare.histogram(
+    'staticsite_webhook_request_duration_seconds',
+    'Time from request received to response written.',
+    ['path'],
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  );
+  readonly panics = this.declare.counter(
+    'staticsite_webhook_handler_panics_total',
+    'Unexpected exceptions in a handler, answered with 500.',
+    ['path'],
+  );
+  readonly certExpiry = this.declare.gauge(
+    'staticsite_webhook_certificate_expiry_timestamp_seconds',
+    'notAfter of the serving certificate in use, as a Unix timestamp.',
+  );
+  // controller-runtime's webhook metrics (pkg/webhook/internal/metrics/metrics.go): names, help
+  // texts, labels and buckets; `webhook` is the path, `code` the HTTP status written.
+  readonly runtimeRequests = this.declare.counter(
+    'controller_runtime_webhook_requests_total',
+    'Total number of admission requests by HTTP status code.',
+    ['webhook', 'code'],
+  );
+  readonly runtimeLatency = this.declare.histogram(
+    'controller_runtime_webhook_latency_seconds',
+    'Histogram of the latency of processing admission requests',
+    ['webhook'],
+    CONTROLLER_RUNTIME_BUCKETS,
+  );
+  readonly runtimeInFlight = this.declare.gauge(
+    'controller_runtime_webhook_requests_in_flight',
+    'Current number of admission requests being served.',
+    ['webhook'],
+  );
 
-  readonly workersReplaced = new Counter({
-    name: 'staticsite_webhook_review_workers_replaced_total',
-    help: 'Review workers replaced: after a review overran its deadline, ran out of its heap, or the worker exited.',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
-  readonly reviewQueueLength = new Gauge({
-    name: 'staticsite_webhook_review_queue_length',
-    help: 'Reviews waiting for a free review worker.',
-    registers: [this.registry],
-  });
+  readonly workersReplaced = this.declare.counter(
+    'staticsite_webhook_review_workers_replaced_total',
+    'Review workers replaced: after a review overran its deadline, ran out of its heap, or the worker exited.',
+    ['reason'],
+  );
+  readonly reviewQueueLength = this.declare.gauge(
+    'staticsite_webhook_review_queue_length',
+    'Reviews waiting for a free review worker.',
+  );
 
-  readonly certReloads = new Counter({
-    name: 'staticsite_webhook_certificate_reloads_total',
-    help: 'Serving certificates loaded from the cert dir after start.',
-    registers: [this.registry],
-  });
+  readonly certReloads = this.declare.counter(
+    'staticsite_webhook_certificate_reloads_total',
+    'Serving certificates loaded from the cert dir after start.',
+  );
+
+  /** Each path's label sets, made once rather than per request. */
+  private readonly labels = new Map(REVIEW_PATHS.map((path) => [path, { path: { path }, webhook: { webhook: path } }]));
 
   constructor() {
     // As controller-runtime's InstrumentedHook: the 200 and 500 series exist from the start.
-    for (const webhook of ['/mutate', '/validate', '/convert']) {
+    for (const webhook of REVIEW_PATHS) {
       for (const code of ['200', '500']) this.runtimeRequests.inc({ webhook, code }, 0);
       this.runtimeInFlight.set({ webhook }, 0);
     }
     for (const reason of ['deadline', 'memory', 'exit']) this.workersReplaced.inc({ reason }, 0);
+  }
+
+  /**
+   * A request to `path` has arrived: it is in flight until the recorder returned is called with
+   * how it ended, which counts it and its latency in both families (ours and controller-runtime's).
+   * The one place a review is recorded; a second call of the recorder is ignored.
+   */
+  startReview(path: ReviewPath): ReviewRecorder {
+    const received = performance.now();
+    const labels = this.labels.get(path) ?? { path: { path }, webhook: { webhook: path } };
+    this.runtimeInFlight.inc(labels.webhook);
+    let recorded = false;
+    return ({ code, operation, outcome }) => {
+      if (recorded) return;
+      recorded = true;
+      const seconds = (performance.now() - received) / 1000;
+      this.runtimeInFlight.dec(labels.webhook);
+      this.requests.inc({ path, operation, outcome });
+      this.runtimeRequests.inc({ webhook: path, code: String(code) });
+      this.duration.observe(labels.path, seconds);
+      this.runtimeLatency.observe(labels.webhook, seconds);
+    };
   }
 }

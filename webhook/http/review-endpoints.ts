@@ -6,7 +6,7 @@ import { reasonForCode } from '../admission/responses.ts';
 import { type AdmissionRequest, type AdmissionResponse, ReviewError } from '../admission/review.ts';
 import { hostnameConflict } from '../admission/validate.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH } from './json-body.ts';
-import type { WebhookMetrics } from './metrics.ts';
+import type { ReviewRecorder, WebhookMetrics } from './metrics.ts';
 import {
   admissionAnswer,
   answerReview,
@@ -60,6 +60,14 @@ export function inThreadEvaluator(
     validate: (request: AdmissionRequest) => ({ response: handlers.validate(request) }),
   };
   return (task) => answerReview(core, task, limits);
+}
+
+/** One request to a review path, and the recorder of its metrics. */
+interface ReviewCall {
+  path: ReviewPath;
+  req: IncomingMessage;
+  res: ServerResponse;
+  record: ReviewRecorder;
 }
 
 /** The review endpoints as one plain Node handler, shared by the Express app and the HTTPS server. */
@@ -225,71 +233,58 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       : answer;
   };
 
-  const fail = (path: ReviewPath, req: IncomingMessage, res: ServerResponse, code: number, message: string) => {
-    metrics.requests.inc({ path, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
+  /** A request refused with a Status (4xx, or 500 after a panic). */
+  const fail = (request: ReviewCall, code: number, message: string) => {
+    const { path, req, res } = request;
     if (code < 500) logger.info({ path, code }, boundMessage(message, LOG_MESSAGE_LIMIT));
     if (code === 413 || code === 429) sendAndClose(req, res, code, statusBody(code, message));
     else sendJson(res, code, statusBody(code, message));
+    request.record({ code, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
   };
 
-  const send = (path: ReviewPath, req: IncomingMessage, res: ServerResponse, answer: ReviewAnswer) => {
-    if (answer.kind === 'failed') return fail(path, req, res, answer.code, answer.message);
+  const send = (request: ReviewCall, answer: ReviewAnswer) => {
+    const { path, res } = request;
+    if (answer.kind === 'failed') return fail(request, answer.code, answer.message);
     if (answer.kind === 'panic') {
       metrics.panics.inc({ path });
       logger.error({ path, err: { message: answer.message, stack: answer.stack } }, 'handler failed');
-      return fail(path, req, res, 500, 'internal error while handling the review; see the webhook log');
+      return fail(request, 500, 'internal error while handling the review; see the webhook log');
     }
     const reviewed = judged(answer);
     if (reviewed.kind !== 'review') return;
-    metrics.requests.inc({ path, operation: reviewed.operation, outcome: reviewed.outcome });
     const { uid, operation, outcome } = reviewed;
     if (reviewed.log) logger.info({ uid, path, operation, code: reviewed.log.code }, reviewed.log.message);
     else if (logger.isLevelEnabled('debug')) logger.debug({ uid, path, operation, outcome }, 'admitted');
     sendText(res, 200, reviewed.text);
+    request.record({ code: 200, operation, outcome });
   };
 
-  const pathLabels: Record<ReviewPath, { path: ReviewPath }> = {
-    '/mutate': { path: '/mutate' },
-    '/validate': { path: '/validate' },
-    '/convert': { path: '/convert' },
-  };
-  const webhookLabels: Record<ReviewPath, { webhook: ReviewPath }> = {
-    '/mutate': { webhook: '/mutate' },
-    '/validate': { webhook: '/validate' },
-    '/convert': { webhook: '/convert' },
-  };
+  const panic = (error: unknown): ReviewAnswer => ({
+    kind: 'panic',
+    message: boundMessage(String(error), LOG_MESSAGE_LIMIT),
+    stack: '',
+  });
 
   return (path, req, res) => {
-    const received = performance.now();
-    metrics.inFlight.inc();
-    metrics.runtimeInFlight.inc(webhookLabels[path]);
+    const request: ReviewCall = { path, req, res, record: metrics.startReview(path) };
     // Given back when the answer is out, whatever happened: the bytes are garbage by then.
     const hold = { bytes: 0 };
-    res.once('close', () => {
-      budget.give(hold.bytes);
-      const seconds = (performance.now() - received) / 1000;
-      metrics.inFlight.dec();
-      metrics.duration.observe(pathLabels[path], seconds);
-      metrics.runtimeInFlight.dec(webhookLabels[path]);
-      metrics.runtimeLatency.observe(webhookLabels[path], seconds);
-      metrics.runtimeRequests.inc({ webhook: path, code: String(res.statusCode) });
-    });
+    res.once('close', () => budget.give(hold.bytes));
     readBody(req, maxBodyBytes, budget, hold, (body) => {
-      if (body instanceof ReviewError) return fail(path, req, res, body.code, body.message);
+      if (body instanceof ReviewError) return fail(request, body.code, body.message);
       const task: ReviewTask = { path, contentType: req.headers['content-type'], body };
       let answered: ReviewAnswer | Promise<ReviewAnswer>;
       try {
         answered = evaluate(task);
       } catch (error) {
-        answered = { kind: 'panic', message: boundMessage(String(error), LOG_MESSAGE_LIMIT), stack: '' };
+        answered = panic(error);
       }
       if (answered instanceof Promise) {
         answered.then(
-          (answer) => send(path, req, res, answer),
-          (error) =>
-            send(path, req, res, { kind: 'panic', message: boundMessage(String(error), LOG_MESSAGE_LIMIT), stack: '' }),
+          (answer) => send(request, answer),
+          (error) => send(request, panic(error)),
         );
-      } else send(path, req, res, answered);
+      } else send(request, answered);
     });
   };
 }
