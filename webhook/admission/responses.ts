@@ -62,25 +62,39 @@ export function denied(uid: string, status: Status, warnings: string[] = []): Ad
 
 /** The request could not be processed (bad object, wrong kind): a denial with that code. */
 export function errored(uid: string, code: number, message: string): AdmissionResponse {
-  return denied(uid, { code, message, reason: reasonForCode(code) });
+  const reason = reasonForCode(code);
+  return denied(uid, { code, message, ...(reason !== undefined && { reason }) });
 }
 
-/** metav1.StatusReason for an HTTP code, as k8s.io/apimachinery/pkg/api/errors names them. */
+/**
+ * The metav1.StatusReason Kubernetes gives each HTTP code (k8s.io/apimachinery/pkg/api/errors: the
+ * constructor for the code, and NewGenericServerResponse). The one map from code to reason in the
+ * webhook: every Status it writes, in a review or as an HTTP answer, takes its reason from here.
+ * 410 is `Gone` (NewGone); `Expired` (NewResourceExpired) is the same code for an expired list or
+ * watch resourceVersion, which a webhook never answers.
+ */
 const REASONS: ReadonlyMap<number, string> = new Map([
   [400, 'BadRequest'],
   [401, 'Unauthorized'],
   [403, 'Forbidden'],
   [404, 'NotFound'],
   [405, 'MethodNotAllowed'],
+  [406, 'NotAcceptable'],
   [409, 'Conflict'],
+  [410, 'Gone'],
   [413, 'RequestEntityTooLarge'],
   [415, 'UnsupportedMediaType'],
   [422, 'Invalid'],
   [429, 'TooManyRequests'],
+  [500, 'InternalError'],
   [503, 'ServiceUnavailable'],
   [504, 'Timeout'],
 ]);
 
-export function reasonForCode(code: number): string {
-  return REASONS.get(code) ?? (code >= 500 ? 'InternalError' : 'BadRequest');
+/**
+ * The reason for `code`; as NewGenericServerResponse has it, any other 5xx is `InternalError` and
+ * any other code has none (StatusReasonUnknown, the empty reason, which a Status leaves out).
+ */
+export function reasonForCode(code: number): string | undefined {
+  return REASONS.get(code) ?? (code >= 500 ? 'InternalError' : undefined);
 }

@@ -74,13 +74,14 @@ interface ReviewCall {
 export type ReviewEndpoint = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => void;
 
 export function statusBody(code: number, message: string) {
+  const reason = reasonForCode(code);
   return {
     kind: 'Status',
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
     message,
-    reason: reasonForCode(code),
+    ...(reason !== undefined && { reason }),
     code,
   };
 }
