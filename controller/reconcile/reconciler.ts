@@ -127,10 +127,11 @@ export function externalRecordFor(site: StaticSiteV1, baseDomain: string): Exter
 }
 
 /**
- * Converges one StaticSite (docs/controller.md): reads the site fresh, finalizes it when it is
- * being deleted, otherwise makes sure of the finalizer, then runs one pass of named steps: the
- * children (the registry's kinds), the hostname claim, the external record, and last the status,
- * written once. Throws on any failure; the queue retries with backoff.
+ * Converges one StaticSite (docs/controller.md): reads the site (from the cache when it shows our
+ * last write, else with a GET), finalizes it when it is being deleted, otherwise makes sure of the
+ * finalizer, then runs one pass of named steps: the children (the registry's kinds), the hostname
+ * claim, the external record, and last the status, written once. Throws on any failure; the queue
+ * retries with backoff.
  */
 export class SiteReconciler {
   private readonly deps: ReconcilerDeps;

@@ -279,6 +279,9 @@ describe('controller: reconcile', () => {
       message:
         'Service "shop": Internal error occurred: failed to allocate a serviceIP for Service "shop": range is full',
     });
+    // The pass stopped at the failed child: no claim, and the status written once, by the status step.
+    expect(writes().filter((w) => w.startsWith(`POST ${CLAIMS}`))).to.deep.equal([]);
+    expect(writes().filter((w) => w.endsWith('/status'))).to.deep.equal([`PUT ${SITES}/shop/status`]);
   });
 
   it('a 409 on a child update fails the reconcile (the queue retries with backoff) and emits a Warning', async () => {
@@ -287,9 +290,12 @@ describe('controller: reconcile', () => {
       if (d.spec) d.spec.replicas = 7;
     });
     server.failNext((r) => r.method === 'PUT' && r.path === `${DEPLOYS}/shop`, { status: 409, reason: 'Conflict' });
+    const before = writes().length;
     const error = await reconciler.reconcile(`${NS}/shop`).catch((e: unknown) => e);
     expect((error as { code?: number }).code).to.equal(409);
     expect(events.events.at(-1)).to.include({ type: 'Warning', reason: 'ReconcileError' });
+    // A routine conflict leaves status alone: the retry re-reads.
+    expect(writes().slice(before)).to.deep.equal([`PUT ${DEPLOYS}/shop`]);
     await reconciler.reconcile(`${NS}/shop`);
     expect(server.read<Deployment>(DEPLOYS, 'shop')?.spec?.replicas).to.equal(2);
   });
