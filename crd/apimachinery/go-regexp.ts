@@ -44,24 +44,18 @@ const KNOWN_SAFE: ReadonlyMap<string, RegExp> = new Map([
 /** The patterns whose matching runs on V8 rather than on the linear-time engine. */
 export const KNOWN_SAFE_PATTERNS: readonly string[] = [...KNOWN_SAFE.keys()];
 
-class V8Regexp implements GoRegexp {
-  readonly source: string;
-  private readonly re: RegExp;
-  constructor(source: string, re: RegExp) {
-    this.source = source;
-    this.re = re;
-  }
-  test(s: string): boolean {
-    return this.re.test(s);
-  }
-  find(s: string): string | undefined {
-    return this.re.exec(s)?.[0];
-  }
-  findAll(s: string, limit: number): string[] {
-    // Every KNOWN_SAFE pattern is anchored at both ends: at most one match.
-    const m = limit === 0 ? undefined : this.find(s);
-    return m === undefined ? [] : [m];
-  }
+/** A KNOWN_SAFE pattern matched by V8. Each is anchored at both ends: at most one match. */
+function v8Regexp(source: string, re: RegExp): GoRegexp {
+  const find = (s: string) => re.exec(s)?.[0];
+  return {
+    source,
+    test: (s) => re.test(s),
+    find,
+    findAll(s, limit) {
+      const m = limit === 0 ? undefined : find(s);
+      return m === undefined ? [] : [m];
+    },
+  };
 }
 
 class Re2Regexp implements GoRegexp {
@@ -159,5 +153,5 @@ export function compileGoRegexp(pattern: string): GoRegexp {
   // A KNOWN_SAFE pattern compiles in Go (a test holds re2js to that), so it skips re2js here: the
   // first compile in a process costs re2js some 15 ms of warm-up.
   const known = KNOWN_SAFE.get(pattern);
-  return known ? new V8Regexp(pattern, known) : new Re2Regexp(pattern, compileRe2js(pattern));
+  return known ? v8Regexp(pattern, known) : new Re2Regexp(pattern, compileRe2js(pattern));
 }

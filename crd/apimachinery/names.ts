@@ -62,12 +62,17 @@ export function isDns1123Label(value: string): string[] {
   return errs;
 }
 
+/** At most 63 bytes (the message names `unit`), matching `pattern`: the two checks of several validators. */
+function shortAndMatching(value: string, unit: string, pattern: RegExp, mismatch: string): string[] {
+  const errs: string[] = [];
+  if (exceedsBytes(value, 63)) errs.push(`must be no more than 63 ${unit}`);
+  if (!pattern.test(value)) errs.push(mismatch);
+  return errs;
+}
+
 /** util/validation.IsDNS1035Label. */
 export function isDns1035Label(value: string): string[] {
-  const errs: string[] = [];
-  if (exceedsBytes(value, 63)) errs.push('must be no more than 63 characters');
-  if (!DNS1035_LABEL.test(value)) errs.push(DNS1035_LABEL_ERR);
-  return errs;
+  return shortAndMatching(value, 'characters', DNS1035_LABEL, DNS1035_LABEL_ERR);
 }
 
 /** content.IsLabelKey (IsQualifiedName). */
@@ -90,10 +95,7 @@ export function isQualifiedName(value: string): string[] {
 
 /** content.IsLabelValue. */
 export function isLabelValue(value: string): string[] {
-  const errs: string[] = [];
-  if (exceedsBytes(value, 63)) errs.push('must be no more than 63 bytes');
-  if (!LABEL_VALUE.test(value)) errs.push(LABEL_VALUE_ERR);
-  return errs;
+  return shortAndMatching(value, 'bytes', LABEL_VALUE, LABEL_VALUE_ERR);
 }
 
 /** api/validation.NameIsDNSSubdomain: a generateName prefix may end in a dash. */

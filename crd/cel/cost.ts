@@ -6,6 +6,7 @@
  * maxItems/maxLength/maxProperties (SizeNode over declaration types) or, for the runtime check, from the actual
  * object (the runtime cost is approximated by this estimate with actual sizes).
  */
+import { SCALAR_TYPES } from './library/lists.ts';
 
 /** Size information for a value reachable from a variable: its size and the nodes below it. */
 export interface SizeNode {
@@ -65,14 +66,7 @@ function kindOf(node: Node): string | undefined {
   return t?.kind === 'primitive' ? t.name : t?.kind;
 }
 
-const SCALAR_KINDS = new Set([
-  'int',
-  'uint',
-  'double',
-  'bool',
-  'google.protobuf.Duration',
-  'google.protobuf.Timestamp',
-]);
+const SCALAR_KINDS: ReadonlySet<string> = new Set(SCALAR_TYPES);
 
 /** computeTypeSize in cel-go: scalars (and optionals of scalars) have size 1 when nothing else is known. */
 function isScalar(t: Node['checkedType']): boolean {

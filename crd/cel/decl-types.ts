@@ -133,6 +133,15 @@ function stringType(s: JSONSchemaProps): ScalarDeclType {
 }
 
 /**
+ * A list's or map's bound: the declared maxItems/maxProperties, else as many of the smallest elements as
+ * fit in a request, each taking `separatorBytes` more (a comma; a map key's quotes, colon and comma).
+ */
+function maxElementsOf(declared: number | undefined, elem: DeclType, separatorBytes: number): number {
+  if (declared !== undefined) return Math.max(0, declared);
+  return Math.floor((MAX_REQUEST_SIZE_BYTES - 2) / (elem.minSerializedSize + separatorBytes));
+}
+
+/**
  * The CEL type of a schema node, or undefined when the node has no CEL representation
  * (an array without items, an object whose additionalProperties has no type, ...).
  */
@@ -148,10 +157,7 @@ export function schemaDeclType(input: JSONSchemaProps, isResourceRoot: boolean):
       if (!s.items) return undefined;
       const elem = schemaDeclType(s.items, s.items['x-kubernetes-embedded-resource'] === true);
       if (!elem) return undefined;
-      const maxElements =
-        s.maxItems !== undefined
-          ? Math.max(0, s.maxItems)
-          : Math.floor((MAX_REQUEST_SIZE_BYTES - 2) / (elem.minSerializedSize + 1));
+      const maxElements = maxElementsOf(s.maxItems, elem, 1);
       return { kind: 'list', elem, schema: s, maxElements, minSerializedSize: 2 };
     }
     case 'object': {
@@ -159,10 +165,7 @@ export function schemaDeclType(input: JSONSchemaProps, isResourceRoot: boolean):
       if (ap !== undefined && typeof ap === 'object') {
         const elem = schemaDeclType(ap, ap['x-kubernetes-embedded-resource'] === true);
         if (!elem) return undefined;
-        const maxElements =
-          s.maxProperties !== undefined
-            ? Math.max(0, s.maxProperties)
-            : Math.floor((MAX_REQUEST_SIZE_BYTES - 2) / (elem.minSerializedSize + 6));
+        const maxElements = maxElementsOf(s.maxProperties, elem, 6);
         return { kind: 'map', elem, schema: s, maxElements, minSerializedSize: 2 };
       }
       const required = new Set(s.required ?? []);

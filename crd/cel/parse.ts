@@ -24,15 +24,18 @@ export interface ParsedExpression {
 const isAst = (x: unknown): x is ExpressionAst =>
   typeof x === 'object' && x !== null && 'op' in x && 'args' in x && typeof (x as { op: unknown }).op === 'string';
 
-function children(node: ExpressionAst): ExpressionAst[] {
-  const out: ExpressionAst[] = [];
+/** The AST nodes among a node's arguments (nested in arrays too) that `isChild` accepts. */
+export function childNodes<T>(node: { args: unknown }, isChild: (x: unknown) => x is T): T[] {
+  const out: T[] = [];
   const visit = (x: unknown) => {
-    if (isAst(x)) out.push(x);
+    if (isChild(x)) out.push(x);
     else if (Array.isArray(x)) for (const y of x) visit(y);
   };
   visit(node.args);
   return out;
 }
+
+const children = (node: ExpressionAst): ExpressionAst[] => childNodes(node, isAst);
 
 function* walk(node: ExpressionAst): Generator<ExpressionAst> {
   yield node;

@@ -6,7 +6,7 @@
  * The counter lives on the compiled rule; evaluation is synchronous, so one counter per rule suffices.
  */
 
-import { MACRO_NAMES } from './parse.ts';
+import { childNodes, MACRO_NAMES } from './parse.ts';
 
 export interface CostCounter {
   cost: number;
@@ -55,15 +55,7 @@ function charge(node: InstrumentableNode, counter: CostCounter, cost: number): v
   node.evaluate = wrapper;
 }
 
-function children(node: InstrumentableNode): InstrumentableNode[] {
-  const out: InstrumentableNode[] = [];
-  const visit = (x: unknown) => {
-    if (isNode(x)) out.push(x);
-    else if (Array.isArray(x)) for (const y of x) visit(y);
-  };
-  visit(node.args);
-  return out;
-}
+const children = (node: InstrumentableNode): InstrumentableNode[] => childNodes(node, isNode);
 
 /** Instruments a checked AST so that evaluating it charges `counter`. */
 export function instrumentProgram(ast: unknown, counter: CostCounter): void {

@@ -7,7 +7,7 @@
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { compareGoStrings } from '../apimachinery/go-format.ts';
-import { isJsonObject } from '../apimachinery/json-value.ts';
+import { isJsonObject, type JsonObject } from '../apimachinery/json-value.ts';
 import type { SchemaNode } from './node.ts';
 import { decodeObjectMeta, MetadataDecodeError } from './objectmeta-decode.ts';
 import { validateEmbeddedResource } from './objectmeta-validate.ts';
@@ -24,33 +24,47 @@ class CoerceFailure extends Error {
   }
 }
 
-function coerce(path: string, x: unknown, s: SchemaNode | undefined, unknown: string[]): void {
+/**
+ * Calls `visit` on every object of `x` that the schema describes, parents before their children (which are
+ * read after the visit, so a visit may replace them).
+ */
+function visitObjects(
+  path: string,
+  x: unknown,
+  s: SchemaNode | undefined,
+  visit: (path: string, object: JsonObject, s: SchemaNode) => void,
+): void {
   if (!s) return;
   if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) coerce(`${path}[${i}]`, x[i], s.items, unknown);
+    for (let i = 0; i < x.length; i++) visitObjects(`${path}[${i}]`, x[i], s.items, visit);
     return;
   }
   if (!isJsonObject(x)) return;
+  visit(path, x, s);
+  for (const k of Object.keys(x)) {
+    const prop = s.properties?.get(k);
+    if (prop) visitObjects(childPath(path, k), x[k], prop, visit);
+    else if (s.additionalProperties) visitObjects(`${path}[${k}]`, x[k], s.additionalProperties, visit);
+  }
+}
+
+/** Coerce's work at an embedded resource: apiVersion and kind strings, metadata decoded in place. */
+function coerceEmbedded(path: string, x: JsonObject, unknown: string[]): void {
   for (const k of Object.keys(x)) {
     const v = x[k];
-    if (s.embeddedResource) {
-      if (k === 'apiVersion' || k === 'kind') {
-        if (typeof v !== 'string')
-          throw new CoerceFailure(fieldErrors.invalid(childPath(path, k), v, 'must be a string'));
-      } else if (k === 'metadata') {
-        try {
-          const decoded = decodeObjectMeta(v, `${path}.`);
-          append(unknown, decoded.unknownFields);
-          x.metadata = decoded.metadata;
-        } catch (error) {
-          if (!(error instanceof MetadataDecodeError)) throw error;
-          throw new CoerceFailure(fieldErrors.invalid(childPath(path, 'metadata'), v, error.message));
-        }
+    if (k === 'apiVersion' || k === 'kind') {
+      if (typeof v !== 'string')
+        throw new CoerceFailure(fieldErrors.invalid(childPath(path, k), v, 'must be a string'));
+    } else if (k === 'metadata') {
+      try {
+        const decoded = decodeObjectMeta(v, `${path}.`);
+        append(unknown, decoded.unknownFields);
+        x.metadata = decoded.metadata;
+      } catch (error) {
+        if (!(error instanceof MetadataDecodeError)) throw error;
+        throw new CoerceFailure(fieldErrors.invalid(childPath(path, 'metadata'), v, error.message));
       }
     }
-    const prop = s.properties?.get(k);
-    if (prop) coerce(childPath(path, k), x[k], prop, unknown);
-    else if (s.additionalProperties) coerce(`${path}[${k}]`, x[k], s.additionalProperties, unknown);
   }
 }
 
@@ -64,7 +78,9 @@ export interface EmbeddedCoercion {
 export function coerceEmbeddedResources(obj: unknown, root: SchemaNode): EmbeddedCoercion {
   const unknown: string[] = [];
   try {
-    coerce('', obj, root, unknown);
+    visitObjects('', obj, root, (path, x, s) => {
+      if (s.embeddedResource) coerceEmbedded(path, x, unknown);
+    });
   } catch (error) {
     if (error instanceof CoerceFailure) return { unknownFields: [], error: error.fieldError };
     throw error;
@@ -72,24 +88,11 @@ export function coerceEmbeddedResources(obj: unknown, root: SchemaNode): Embedde
   return { unknownFields: unknown.sort(compareGoStrings), error: undefined };
 }
 
-function validate(path: string, x: unknown, s: SchemaNode | undefined, errs: FieldError[]): void {
-  if (!s) return;
-  if (Array.isArray(x)) {
-    for (let i = 0; i < x.length; i++) validate(`${path}[${i}]`, x[i], s.items, errs);
-    return;
-  }
-  if (!isJsonObject(x)) return;
-  if (s.embeddedResource) append(errs, validateEmbeddedResource(x, path));
-  for (const [k, v] of Object.entries(x)) {
-    const prop = s.properties?.get(k);
-    if (prop) validate(childPath(path, k), v, prop, errs);
-    else if (s.additionalProperties) validate(`${path}[${k}]`, v, s.additionalProperties, errs);
-  }
-}
-
 /** schemaobjectmeta.Validate(ctx, nil, obj, schema, false). */
 export function validateEmbeddedResources(obj: unknown, root: SchemaNode): FieldError[] {
   const errs: FieldError[] = [];
-  validate('', obj, root, errs);
+  visitObjects('', obj, root, (path, x, s) => {
+    if (s.embeddedResource) append(errs, validateEmbeddedResource(x, path));
+  });
   return errs;
 }

@@ -7,7 +7,7 @@
 
 import type { Environment } from '@marcbachmann/cel-js';
 import { goQuote } from '../../apimachinery/go-format.ts';
-import { CelFunctionError } from './errors.ts';
+import { celConversion, celParses } from './errors.ts';
 import { type Addr, type Prefix, parseAddr, parsePrefix } from './netip.ts';
 
 class IPNamespace {}
@@ -58,32 +58,12 @@ export function parseCIDR(raw: string): Prefix {
   return prefix;
 }
 
-function toIP(s: string): Addr {
-  try {
-    return parseIPAddr(s);
-  } catch (error) {
-    throw new CelFunctionError((error as Error).message);
-  }
-}
+const toIP: (s: string) => Addr = celConversion(parseIPAddr);
 
-function toCIDR(s: string): Prefix {
-  try {
-    return parseCIDR(s);
-  } catch (error) {
-    throw new CelFunctionError(
-      `network address parse error during conversion from string: ${(error as Error).message}`,
-    );
-  }
-}
-
-function succeeds(f: () => unknown): boolean {
-  try {
-    f();
-    return true;
-  } catch {
-    return false;
-  }
-}
+const toCIDR: (s: string) => Prefix = celConversion(
+  parseCIDR,
+  'network address parse error during conversion from string: ',
+);
 
 function containsCIDR(a: Prefix, b: Prefix): boolean {
   return a.overlaps(b) && a.bits <= b.bits;
@@ -97,7 +77,7 @@ export function registerIPAndCIDR(env: Environment): void {
   env.registerType('IPNamespace', IPNamespace);
   env.registerConstant('ip', 'IPNamespace', new IPNamespace());
   env.registerFunction(`ip(string): ${IP}`, toIP);
-  env.registerFunction('isIP(string): bool', (s: string) => succeeds(() => parseIPAddr(s)));
+  env.registerFunction('isIP(string): bool', celParses(parseIPAddr));
   env.registerFunction(
     'IPNamespace.isCanonical(string): bool',
     (_ns: IPNamespace, s: string) => toIP(s).toString() === s,
@@ -111,7 +91,7 @@ export function registerIPAndCIDR(env: Environment): void {
   env.registerFunction(`string(${IP}): string`, (a: Addr) => a.toString());
 
   env.registerFunction(`cidr(string): ${CIDR}`, toCIDR);
-  env.registerFunction('isCIDR(string): bool', (s: string) => succeeds(() => parseCIDR(s)));
+  env.registerFunction('isCIDR(string): bool', celParses(parseCIDR));
   env.registerFunction(`${CIDR}.containsIP(string): bool`, (c: Prefix, s: string) => c.contains(toIP(s)));
   env.registerFunction(`${CIDR}.containsIP(${IP}): bool`, (c: Prefix, a: Addr) => c.contains(a));
   env.registerFunction(`${CIDR}.containsCIDR(string): bool`, (c: Prefix, s: string) => containsCIDR(c, toCIDR(s)));

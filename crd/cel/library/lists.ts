@@ -7,17 +7,11 @@ import { durationFromNanos, durationToNanos } from '../duration.ts';
 import { type CelComparable, celCompare, celEquals } from './compare.ts';
 import { CelFunctionError } from './errors.ts';
 
+/** The scalar types whose values have a size of 1 (cel-go computeTypeSize) and that compare. */
+export const SCALAR_TYPES = ['int', 'uint', 'double', 'bool', 'google.protobuf.Duration', 'google.protobuf.Timestamp'];
+
 /** The element types of lists that sort and compare (cel-go comparableTypes). */
-export const COMPARABLE = [
-  'int',
-  'uint',
-  'double',
-  'bool',
-  'google.protobuf.Duration',
-  'google.protobuf.Timestamp',
-  'string',
-  'bytes',
-];
+export const COMPARABLE = [...SCALAR_TYPES, 'string', 'bytes'];
 
 function isSorted(list: CelComparable[]): boolean {
   for (let i = 1; i < list.length; i++) {

@@ -5,7 +5,7 @@
  * A quantity is held exactly as nano-units (values below 1n are rounded up, as ParseQuantity does).
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { CelFunctionError } from './errors.ts';
+import { CelFunctionError, celConversion, celParses } from './errors.ts';
 
 const SPLIT_RE = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 export const ERR_FORMAT_WRONG = `quantities must match the regular expression '${SPLIT_RE}'`;
@@ -78,21 +78,8 @@ function asInt64(q: Quantity): bigint | undefined {
 
 export function registerQuantity(env: Environment): void {
   env.registerType('kubernetes.Quantity', Quantity);
-  env.registerFunction('quantity(string): kubernetes.Quantity', (s: string) => {
-    try {
-      return parseQuantity(s);
-    } catch (error) {
-      throw new CelFunctionError((error as Error).message);
-    }
-  });
-  env.registerFunction('isQuantity(string): bool', (s: string) => {
-    try {
-      parseQuantity(s);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  env.registerFunction('quantity(string): kubernetes.Quantity', celConversion(parseQuantity));
+  env.registerFunction('isQuantity(string): bool', celParses(parseQuantity));
   const Q = 'kubernetes.Quantity';
   env.registerFunction(`sign(${Q}): int`, (q: Quantity) => (q.nanos < 0n ? -1n : q.nanos > 0n ? 1n : 0n));
   env.registerFunction(`${Q}.isGreaterThan(${Q}): bool`, (a: Quantity, b: Quantity) => cmp(a, b) === 1n);

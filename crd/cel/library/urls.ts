@@ -4,7 +4,7 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/library/urls.go; Go src/net/url/url.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { CelFunctionError } from './errors.ts';
+import { celConversion, celParses } from './errors.ts';
 
 /** The parts of a URL the library reads (Go's url.URL fields). */
 interface UrlParts {
@@ -163,21 +163,11 @@ function query(rawQuery: string): Map<string, string[]> {
 
 export function registerUrls(env: Environment): void {
   env.registerType('kubernetes.URL', CelURL);
-  env.registerFunction('url(string): kubernetes.URL', (s: string) => {
-    try {
-      return parseRequestURI(s);
-    } catch (error) {
-      throw new CelFunctionError(`URL parse error during conversion from string: ${(error as Error).message}`);
-    }
-  });
-  env.registerFunction('isURL(string): bool', (s: string) => {
-    try {
-      parseRequestURI(s);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  env.registerFunction(
+    'url(string): kubernetes.URL',
+    celConversion(parseRequestURI, 'URL parse error during conversion from string: '),
+  );
+  env.registerFunction('isURL(string): bool', celParses(parseRequestURI));
   env.registerFunction('kubernetes.URL.getScheme(): string', (u: CelURL) => u.scheme);
   env.registerFunction('kubernetes.URL.getHost(): string', (u: CelURL) => u.host);
   env.registerFunction('kubernetes.URL.getHostname(): string', (u: CelURL) => hostname(u.host));
