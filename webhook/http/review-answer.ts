@@ -1,3 +1,4 @@
+import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from '../../api/constants.ts';
 import { boundMessage, LOG_FIELD_LIMIT, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
 import { errored } from '../admission/responses.ts';
 import {
@@ -12,7 +13,8 @@ import type { HostnameClaim, SchemaVerdict } from '../admission/validate.ts';
 import { conversionFailure, convertReview, parseConversionReview } from '../conversion/convert.ts';
 import { DEFAULT_MAX_DEPTH, decodeJsonBody } from './json-body.ts';
 
-export const REVIEW_PATHS = ['/mutate', '/validate', '/convert'] as const;
+/** The paths the webhook configurations and the CRD's conversion stanza call (api/constants.ts). */
+export const REVIEW_PATHS = [MUTATE_PATH, VALIDATE_PATH, CONVERT_PATH] as const;
 export type ReviewPath = (typeof REVIEW_PATHS)[number];
 
 /** One request body to answer, as the HTTP layer read it. */
@@ -110,7 +112,7 @@ function admission(
   const decoded = decodeJsonBody(task.contentType, task.body, limits.maxDepth ?? DEFAULT_MAX_DEPTH, limits);
   const { apiVersion, request } = parseAdmissionReview(decoded);
   parsed({ path: task.path, apiVersion, uid: request.uid, operation: request.operation });
-  if (task.path === '/mutate') return admissionAnswer(apiVersion, request, handlers.mutate(request));
+  if (task.path === MUTATE_PATH) return admissionAnswer(apiVersion, request, handlers.mutate(request));
   const { response, claim } = handlers.validate(request);
   return admissionAnswer(apiVersion, request, response, claim);
 }
@@ -122,7 +124,7 @@ function conversion(task: ReviewTask, limits: ReviewLimits, parsed: (envelope: R
     exactIntegers: true,
   });
   const request = parseConversionReview(decoded);
-  parsed({ path: '/convert', apiVersion: 'apiextensions.k8s.io/v1', uid: request.uid, operation: 'CONVERT' });
+  parsed({ path: CONVERT_PATH, apiVersion: 'apiextensions.k8s.io/v1', uid: request.uid, operation: 'CONVERT' });
   const review = convertReview(request);
   const failed = review.response?.result.status === 'Failure';
   return {
@@ -147,7 +149,7 @@ export function answerReview(
   parsed: (envelope: ReviewEnvelope) => void = () => {},
 ): ReviewAnswer {
   try {
-    return task.path === '/convert' ? conversion(task, limits, parsed) : admission(handlers, task, limits, parsed);
+    return task.path === CONVERT_PATH ? conversion(task, limits, parsed) : admission(handlers, task, limits, parsed);
   } catch (error) {
     if (error instanceof ReviewError) return { kind: 'failed', code: error.code, message: error.message };
     // An error's text may carry input: bounded like every other logged value.
@@ -169,7 +171,7 @@ export function answerReview(
  */
 export function stoppedAnswer(envelope: ReviewEnvelope | undefined, code: number, message: string): ReviewAnswer {
   if (envelope === undefined) return { kind: 'failed', code, message };
-  if (envelope.path === '/convert') {
+  if (envelope.path === CONVERT_PATH) {
     return {
       kind: 'review',
       text: JSON.stringify(conversionFailure(envelope.uid, message)),
