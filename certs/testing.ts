@@ -1,7 +1,7 @@
 /**
  * Test doubles for the bootstrapper's own seam: an in-memory certificate store. The clock and the
- * in-memory API server are kube/'s (kube/testing/). Used by the unit tests; importable by anyone
- * who drives the bootstrapper in their own tests.
+ * in-memory API server are kube/'s (kube/testing/). For this repository's tests only: certs/ is not
+ * among the package's exports, and production code may not import it (test/unit/layout.test.ts).
  */
 import type { CertStore, MaterialKind, StoredCa, StoredServing } from './store.ts';
 

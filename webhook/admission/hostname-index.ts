@@ -11,7 +11,10 @@ export interface HostnameIndex {
   readonly synced: boolean;
 }
 
-/** An index kept in memory, updated by an informer's add/update/delete events. */
+/**
+ * An index kept in memory, updated by an informer's add/update/delete events; a relist needs nothing
+ * more, since the informer reports it as those events (a site gone in the gap as a delete).
+ */
 export class MemoryHostnameIndex implements HostnameIndex {
   private readonly byHostname = new Map<string, Map<string, SiteRef>>();
   private readonly bySite = new Map<string, string>();
@@ -46,13 +49,6 @@ export class MemoryHostnameIndex implements HostnameIndex {
 
   delete(ref: SiteRef): void {
     this.set(ref, undefined);
-  }
-
-  /** Replaces everything (after a relist). */
-  replace(entries: Iterable<[SiteRef, string | undefined]>): void {
-    this.byHostname.clear();
-    this.bySite.clear();
-    for (const [ref, hostname] of entries) this.set(ref, hostname);
   }
 
   holders(hostname: string): readonly SiteRef[] {

@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext } from 'node:tls';
 
 /** The webhook's serving certificate and key as read from `--cert-dir`. */
 export interface ServingCredentials {
@@ -55,9 +55,4 @@ export async function readServingCredentials(fs: CredentialsFileSystem, dir: str
     throw new CredentialsError(`${keyPath} does not hold a usable PEM private key (${message})`);
   }
   return { certPem, keyPem, notAfter: new Date(cert.validTo), fingerprint: cert.fingerprint256 };
-}
-
-/** TLS settings for the webhook listener: TLS 1.2 minimum. */
-export function secureContextFor(credentials: ServingCredentials): SecureContext {
-  return createSecureContext({ cert: credentials.certPem, key: credentials.keyPem, minVersion: 'TLSv1.2' });
 }
