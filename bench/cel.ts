@@ -110,24 +110,21 @@ console.log(
 );
 console.log(`| compile the StaticSite CRD, first compile in a fresh process, CPU time | ${ms(cold.cpu)} |`);
 console.log(
-  `| compile the StaticSite CRD (v1alpha1 + v1, 5 rules), warm, shared library environment | ${median(compileMs).toFixed(2)} ms | ${Math.min(...compileMs).toFixed(2)} ms | ${Math.max(...compileMs).toFixed(2)} ms |`,
+  `| compile the StaticSite CRD (v1alpha1 + v1, 5 rules), warm, shared library environment | ${ms(compileMs)} |`,
 );
-row(
-  'evaluate per object, create (2 rules run), wall clock',
-  create.map((x) => x.wall),
-);
-row(
-  'evaluate per object, create, CPU time',
-  create.map((x) => x.cpu),
-);
-row(
-  'evaluate per object, update (3 rules run), wall clock',
-  update.map((x) => x.wall),
-);
-row(
-  'evaluate per object, update, CPU time',
-  update.map((x) => x.cpu),
-);
+for (const [label, samples] of [
+  ['create (2 rules run)', create],
+  ['update (3 rules run)', update],
+] as const) {
+  row(
+    `evaluate per object, ${label}, wall clock`,
+    samples.map((x) => x.wall),
+  );
+  row(
+    `evaluate per object, ${label.split(' ')[0]}, CPU time`,
+    samples.map((x) => x.cpu),
+  );
+}
 console.log(
   `load average: ${loadavg()
     .map((x) => x.toFixed(1))

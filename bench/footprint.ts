@@ -21,7 +21,7 @@ import { ControlPlane } from '../devenv/controlplane.ts';
 import { installCrd } from '../devenv/crds.ts';
 import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
-import { builtCli } from '../devenv/webhook-process.ts';
+import { builtCli, webhookArgs } from '../devenv/webhook-process.ts';
 import { webhookRuntime } from '../test/support/webhook-manifest.ts';
 import { validateReview } from './validate-review.ts';
 
@@ -168,16 +168,7 @@ try {
     if (parts.has('webhook')) {
       const [port, metricsPort] = [await freePort(), await freePort()];
       const child = start(
-        [
-          cli,
-          'webhook',
-          `--cert-dir=${certs.dir}`,
-          `--port=${port}`,
-          `--metrics-port=${metricsPort}`,
-          '--host=127.0.0.1',
-          '--shutdown-delay=0s',
-          `--kubeconfig=${cp.kubeconfigPath}`,
-        ],
+        [cli, ...webhookArgs({ certDir: certs.dir, port, metricsPort, kubeconfig: cp.kubeconfigPath })],
         { NODE_OPTIONS: webhookNodeOptions },
       );
       const pid = child.pid as number;

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { KeyPair } from '../certs/x509.ts';
 import { type KubeCredentials, KubeHttp } from './kube-http.ts';
-import { ManagedProcess } from './managed-process.ts';
+import { ManagedProcess, startOrUndo } from './managed-process.ts';
 import { packageFile } from './package-root.ts';
 import { issueClientCertificate, writeControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
@@ -104,12 +104,10 @@ export class ControlPlane {
 
   async start(): Promise<this> {
     process.on('exit', this.onExit);
-    try {
-      await this.startProcesses();
-    } catch (error) {
-      await this.stop();
-      throw error;
-    }
+    await startOrUndo(
+      () => this.startProcesses(),
+      () => this.stop(),
+    );
     return this;
   }
 

@@ -8,7 +8,7 @@ import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { ControlPlane } from './controlplane.ts';
 import { eventually } from './crds.ts';
 import { BindServer } from './dns/bind.ts';
-import { ManagedProcess } from './managed-process.ts';
+import { ManagedProcess, startOrUndo } from './managed-process.ts';
 import { NodeSimulator } from './node-simulator.ts';
 import { observedStatus } from './observed.ts';
 import { packageFile } from './package-root.ts';
@@ -72,12 +72,10 @@ export class LocalSystem {
         throw new Error(`port ${port} (${name}) is in use on 127.0.0.1: stop what listens there and try again`);
       }
     }
-    try {
-      await this.startAll();
-    } catch (error) {
-      await this.stop();
-      throw error;
-    }
+    await startOrUndo(
+      () => this.startAll(),
+      () => this.stop(),
+    );
     return this;
   }
 

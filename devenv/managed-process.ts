@@ -68,3 +68,13 @@ export class ManagedProcess {
     if (!this.exited) this.child.kill('SIGKILL');
   }
 }
+
+/** Runs `start`; when it fails, `stop` undoes what it started before the error goes on (nothing is left running). */
+export async function startOrUndo(start: () => Promise<void>, stop: () => Promise<void>): Promise<void> {
+  try {
+    await start();
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

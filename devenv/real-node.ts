@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { DEFAULT_SITE_IMAGE } from '../controller/reconcile/children.ts';
 import { type ControlPlane, waitFor } from './controlplane.ts';
-import { ManagedProcess } from './managed-process.ts';
+import { ManagedProcess, startOrUndo } from './managed-process.ts';
 import { packageFile } from './package-root.ts';
 import { freePort } from './ports.ts';
 
@@ -202,12 +202,10 @@ export class RealNode {
     }
     const node = new RealNode(options, address);
     process.on('exit', node.onExit);
-    try {
-      await node.startProcesses();
-    } catch (error) {
-      await node.stop();
-      throw error;
-    }
+    await startOrUndo(
+      () => node.startProcesses(),
+      () => node.stop(),
+    );
     return node;
   }
 

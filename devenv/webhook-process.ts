@@ -35,6 +35,27 @@ export interface WebhookProcessOptions {
   uninstrumented?: boolean;
 }
 
+/** The arguments after the CLI's path that start `staticsite webhook` on loopback ports. */
+export function webhookArgs(options: {
+  certDir: string;
+  port: number;
+  metricsPort: number;
+  baseDomain?: string;
+  kubeconfig?: string;
+}): string[] {
+  return [
+    'webhook',
+    `--cert-dir=${options.certDir}`,
+    `--port=${options.port}`,
+    `--metrics-port=${options.metricsPort}`,
+    '--host=127.0.0.1',
+    // Reached by URL, not through a Service: stop at once (the delay is for pods behind one).
+    '--shutdown-delay=0s',
+    ...(options.baseDomain ? [`--base-domain=${options.baseDomain}`] : []),
+    ...(options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`] : []),
+  ];
+}
+
 /** `staticsite webhook` as a child process on loopback ports, ready when /readyz answers 200. */
 export class WebhookProcess {
   readonly port: number;
@@ -63,15 +84,7 @@ export class WebhookProcess {
     const args = [
       ...(options.nodeArgs ?? []),
       options.cli ?? builtCli(),
-      'webhook',
-      `--cert-dir=${options.certDir}`,
-      `--port=${port}`,
-      `--metrics-port=${metricsPort}`,
-      '--host=127.0.0.1',
-      // Reached by URL, not through a Service: stop at once (the delay is for pods behind one).
-      '--shutdown-delay=0s',
-      ...(options.baseDomain ? [`--base-domain=${options.baseDomain}`] : []),
-      ...(options.kubeconfig ? [`--kubeconfig=${options.kubeconfig}`] : []),
+      ...webhookArgs({ ...options, port, metricsPort }),
       ...(options.args ?? []),
     ];
     const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));

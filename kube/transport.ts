@@ -1,5 +1,5 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from './clock.ts';
 import type { ClusterConfig, TlsOptions } from './cluster.ts';
 import { parseWarningHeaders, warningHeaderValues } from './warnings.ts';

@@ -20,7 +20,7 @@ import { ReviewClient } from '../review-client.ts';
 import { loopbackCerts } from '../webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../webhook-configs.ts';
 import { WebhookProcess } from '../webhook-process.ts';
-import { type CompareCase, WEBHOOK_ONLY_BEHAVIOURS, type WebhookOnlyBehaviour } from './corpus.ts';
+import type { CompareCase, WebhookOnlyBehaviour } from './corpus.ts';
 import { type Aspect, type CaseResult, type Difference, MODES, type Mode, type Outcome } from './outcome.ts';
 import { aspectValue, errorSet, type RuleRow, ruleTable } from './rules.ts';
 
