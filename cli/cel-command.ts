@@ -1,9 +1,27 @@
-import { parseArgs } from 'node:util';
 import { evaluateExpression } from '../crd/cel/index.ts';
 import type { JSONSchemaProps } from '../kube/apiextensions.ts';
+import { CommandLine, oneOf } from './flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
-export const celUsage = 'staticsite cel EXPR [--self JSON] [--old-self JSON] [--schema JSON] [-o json|text]';
+const CEL = new CommandLine(
+  'cel',
+  {
+    self: { type: 'string', value: 'JSON', help: 'the value of self' },
+    'old-self': { type: 'string', value: 'JSON', help: 'the value of oldSelf (a transition rule)' },
+    schema: { type: 'string', value: 'JSON', help: "self's OpenAPI schema: its types, formats and cost bounds" },
+    output: {
+      type: 'string',
+      short: 'o',
+      default: 'json',
+      value: 'json|text',
+      help: 'json: {"value": ...}; text: the value alone',
+    },
+  },
+  'EXPR',
+);
+
+export const usage = CEL.synopsis();
+export const help = CEL.help();
 
 function json(flag: string, text: string | undefined): unknown {
   if (text === undefined) return undefined;
@@ -20,27 +38,15 @@ function json(flag: string, text: string | undefined): unknown {
  * as JSON) or `error: ...` on standard error.
  */
 export async function celCommand(args: string[], io: CommandIO): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      self: { type: 'string' },
-      'old-self': { type: 'string' },
-      schema: { type: 'string' },
-      output: { type: 'string', short: 'o', default: 'json' },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
+  const { values, positionals } = CEL.parse(args);
   if (positionals.length !== 1) throw new UsageError('expected exactly one expression');
-  if (values.output !== 'json' && values.output !== 'text') {
-    throw new UsageError(`unsupported output format "${values.output}" (json or text)`);
-  }
+  const output = oneOf('-o', values.output, ['json', 'text']);
   const result = evaluateExpression(positionals[0] as string, {
     self: json('self', values.self),
     oldSelf: json('old-self', values['old-self']),
     schema: json('schema', values.schema) as JSONSchemaProps | undefined,
   });
-  if (values.output === 'json') {
+  if (output === 'json') {
     io.stdout(`${JSON.stringify(result)}\n`);
   } else if ('error' in result) {
     io.stderr(`error: ${result.error}\n`);
@@ -49,3 +55,5 @@ export async function celCommand(args: string[], io: CommandIO): Promise<number>
   }
   return 'error' in result ? 1 : 0;
 }
+
+export { celCommand as run };

@@ -1,24 +1,22 @@
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { CommandLine, positiveInt } from './flags.ts';
 import type { CommandIO } from './usage.ts';
 
-export const compareUsage =
-  'staticsite compare [--corpus DIR] [--out report.md] [--html report.html] [--json results.json] [--samples N]';
+const COMPARE = new CommandLine('compare', {
+  corpus: { type: 'string', value: 'DIR', help: 'the cases (default devenv/compare/corpus)' },
+  out: { type: 'string', value: 'report.md', help: 'write the Markdown report here (default standard output)' },
+  html: { type: 'string', value: 'report.html', help: 'write an HTML report here as well' },
+  json: { type: 'string', value: 'results.json', help: 'write the results as JSON here as well' },
+  samples: { type: 'string', default: '100', value: 'N', help: 'latency samples per way' },
+});
+
+export const usage = COMPARE.synopsis();
+export const help = COMPARE.help();
 
 /** `staticsite compare`: schema-only, webhooks and admission policies, six ways, on a real control plane. */
 export async function compareCommand(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      corpus: { type: 'string' },
-      out: { type: 'string' },
-      html: { type: 'string' },
-      json: { type: 'string' },
-      samples: { type: 'string', default: '100' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+  const { values } = COMPARE.parse(args);
+  const samples = positiveInt('--samples', values.samples);
   const [{ readCorpus }, { runComparison }, { renderHtml, renderMarkdown }, { ControlPlane }, { packageFile }] =
     await Promise.all([
       import('../devenv/compare/corpus.ts'),
@@ -34,7 +32,7 @@ export async function compareCommand(args: string[], io: CommandIO): Promise<num
   // The policy status controller reports the validating policy's type checking, which way E requires clean.
   const cp = await new ControlPlane({ controllers: ['validatingadmissionpolicy-status-controller'] }).start();
   try {
-    const comparison = await runComparison(cp, corpus, { latencySamples: Number(values.samples), log: say });
+    const comparison = await runComparison(cp, corpus, { latencySamples: samples, log: say });
     const markdown = renderMarkdown(comparison);
     if (values.out) {
       await writeFile(values.out, markdown);
@@ -54,3 +52,5 @@ export async function compareCommand(args: string[], io: CommandIO): Promise<num
     await cp.stop();
   }
 }
+
+export { compareCommand as run };

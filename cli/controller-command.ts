@@ -1,27 +1,113 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { parseArgs } from 'node:util';
-import { EXCLUDED_NAMESPACES } from '../api/index.ts';
-import { parseDuration } from '../controller/duration.ts';
+import { DEFAULT_BASE_DOMAIN, EXCLUDED_NAMESPACES } from '../api/index.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
 import { parseRecordsFlag, type RecordsConfig } from '../controller/records/records-config.ts';
-import { type LogContext, logLevelProblem } from '../kube/process-logger.ts';
-import {
-  metricsSecureFlag,
-  OBSERVABILITY_OPTIONS,
-  OBSERVABILITY_USAGE,
-  observabilityAddresses,
-} from './observability-flags.ts';
+import type { LogContext } from '../kube/process-logger.ts';
+import { CommandLine, duration, list, listenPort, nonNegativeInt, port, positiveInt } from './flags.ts';
+import { processFlags, processSettings } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
-export const controllerUsage = `staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT --dns-zone Z --dns-tsig-key-file F [--dns-owner-id ID]] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] ${OBSERVABILITY_USAGE} [--site-image IMAGE] [--site-port 8080] [--log-level info]`;
+const CONTROLLER = new CommandLine('controller', {
+  kubeconfig: { type: 'string', value: 'F', help: 'otherwise in-cluster, then $KUBECONFIG, then ~/.kube/config' },
+  namespace: {
+    type: 'string',
+    default: '',
+    value: 'NS',
+    help: 'watch and reconcile only this namespace (default all)',
+  },
+  'exclude-namespaces': {
+    type: 'string',
+    default: EXCLUDED_NAMESPACES.join(','),
+    value: 'NS,...',
+    help: 'StaticSites in these namespaces are left alone; an empty value excludes nothing',
+  },
+  'claims-namespace': { type: 'string', value: 'NS', help: "where the hostname claims live (default: the Lease's)" },
+  'create-claims-namespace': {
+    type: 'boolean',
+    default: false,
+    help: 'create the claims namespace when it is missing',
+  },
+  records: {
+    type: 'string',
+    value: 'dir:DIR|dns:HOST:PORT',
+    help: 'where the external records go: a directory, or a DNS server by RFC 2136 (default dir:--records-dir)',
+  },
+  'dns-zone': { type: 'string', value: 'Z', help: 'with --records dns:…: the zone the records go in' },
+  'dns-tsig-key-file': { type: 'string', value: 'F', help: 'with --records dns:…: the TSIG key, a BIND key file' },
+  'dns-owner-id': {
+    type: 'string',
+    default: 'staticsite-operator',
+    value: 'ID',
+    help: 'with --records dns:…: the owner in the ownership records',
+  },
+  'records-dir': {
+    type: 'string',
+    default: '/var/lib/staticsite/records',
+    value: 'DIR',
+    help: 'the directory of the records without --records',
+  },
+  workers: { type: 'string', default: '4', value: 'N', help: 'concurrent reconciles, at least 1' },
+  'leader-elect': { type: 'boolean', default: false, help: 'take part in leader election on a Lease' },
+  'leader-elect-namespace': { type: 'string', value: 'NS', help: "the Lease's namespace", detail: true },
+  'leader-elect-lease-duration': { type: 'string', default: '15s', help: 'client-go LeaseDuration', detail: true },
+  'leader-elect-renew-deadline': { type: 'string', default: '10s', help: 'client-go RenewDeadline', detail: true },
+  'leader-elect-retry-period': { type: 'string', default: '2s', help: 'client-go RetryPeriod', detail: true },
+  'metrics-port': {
+    type: 'string',
+    default: '8081',
+    help: 'serve /metrics and the probes on this port, every interface',
+  },
+  ...processFlags(process.env.LOG_LEVEL ?? 'info'),
+  'base-domain': {
+    type: 'string',
+    default: DEFAULT_BASE_DOMAIN,
+    value: 'D',
+    help: 'hostname of a site whose spec has none: NAME.NAMESPACE.D',
+    detail: true,
+  },
+  'site-image': { type: 'string', default: DEFAULT_SITE_IMAGE, value: 'IMAGE', help: 'the serving container' },
+  'site-port': {
+    type: 'string',
+    default: String(DEFAULT_SITE_PORT),
+    help: 'the port the serving container listens on',
+  },
+  'resync-period': { type: 'string', default: '10m', help: 'reconcile every site again this often', detail: true },
+  'kube-api-qps': {
+    type: 'string',
+    default: '50',
+    help: 'client-side throttle of reconcile requests, 0 for none',
+    detail: true,
+  },
+  'kube-api-burst': {
+    type: 'string',
+    default: '100',
+    help: 'requests the throttle lets through at once',
+    detail: true,
+  },
+  'shutdown-grace': {
+    type: 'string',
+    default: '10s',
+    help: 'how long SIGTERM waits for in-flight reconciles',
+    detail: true,
+  },
+  'watch-down-threshold': {
+    type: 'string',
+    default: '30s',
+    help: '/readyz fails when a watch has been down longer',
+    detail: true,
+  },
+  identity: { type: 'string', value: 'ID', help: 'leader-election identity (default HOSTNAME_UUID)', detail: true },
+});
+
+export const usage = CONTROLLER.synopsis();
+export const help = CONTROLLER.help();
+
+type ControllerFlags = ReturnType<typeof CONTROLLER.parse>['values'];
 
 /** `--exclude-namespaces a,b`: a comma-separated list; an empty value excludes nothing. */
 export function namespaceList(value: string): string[] {
-  const names = value
-    .split(',')
-    .map((n) => n.trim())
-    .filter((n) => n !== '');
+  const names = list(value);
   for (const n of names) {
     if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(n) || n.length > 63) {
       throw new UsageError(`--exclude-namespaces: "${n}" is not a namespace name (a DNS-1123 label)`);
@@ -30,51 +116,51 @@ export function namespaceList(value: string): string[] {
   return names;
 }
 
-function positiveInt(name: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
-  return n;
-}
-
-function port(name: string, value: string): number {
-  const n = positiveInt(name, value);
-  if (n < 1 || n > 65535) throw new UsageError(`--${name} must be a port (1-65535), got "${value}"`);
-  return n;
-}
-
-function siteImage(siteImageFlag: string | undefined, imageFlag: string | undefined): string {
-  if (siteImageFlag !== undefined && imageFlag !== undefined) {
-    throw new UsageError('--image is the old spelling of --site-image: give one of them');
-  }
-  return siteImageFlag ?? imageFlag ?? DEFAULT_SITE_IMAGE;
-}
-
-function duration(name: string, value: string): number {
+/** `--records`, or without it `--records-dir`; a bad combination is a usage error. */
+function recordsConfig(flags: ControllerFlags): RecordsConfig {
+  if (flags.records === undefined) return { kind: 'dir', dir: flags['records-dir'] };
   try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new UsageError(`--${name}: ${(error as Error).message}`);
-  }
-}
-
-/** `--records`, or the older `--records-dir`; a bad combination is a usage error. */
-function recordsConfig(values: {
-  records?: string;
-  'records-dir': string;
-  'dns-zone'?: string;
-  'dns-tsig-key-file'?: string;
-  'dns-owner-id': string;
-}): RecordsConfig {
-  if (values.records === undefined) return { kind: 'dir', dir: values['records-dir'] };
-  try {
-    return parseRecordsFlag(values.records, {
-      zone: values['dns-zone'],
-      tsigKeyFile: values['dns-tsig-key-file'],
-      owner: values['dns-owner-id'],
+    return parseRecordsFlag(flags.records, {
+      zone: flags['dns-zone'],
+      tsigKeyFile: flags['dns-tsig-key-file'],
+      owner: flags['dns-owner-id'],
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/** The controller's options from its flags, every value read and checked. */
+function controllerOptions(flags: ControllerFlags): ControllerProcessOptions & { secureMetrics: boolean } {
+  const settings = processSettings(flags, {
+    host: '0.0.0.0',
+    port: listenPort('--metrics-port', flags['metrics-port']),
+  });
+  return {
+    secureMetrics: settings.secureMetrics,
+    kubeconfig: flags.kubeconfig,
+    namespace: flags.namespace,
+    excludeNamespaces: namespaceList(flags['exclude-namespaces']),
+    claimsNamespace: flags['claims-namespace'],
+    createClaimsNamespace: flags['create-claims-namespace'],
+    records: recordsConfig(flags),
+    workers: positiveInt('--workers', flags.workers),
+    leaderElect: flags['leader-elect'],
+    leaderElectNamespace: flags['leader-elect-namespace'],
+    leaseDurationMs: duration('--leader-elect-lease-duration', flags['leader-elect-lease-duration']),
+    renewDeadlineMs: duration('--leader-elect-renew-deadline', flags['leader-elect-renew-deadline']),
+    retryPeriodMs: duration('--leader-elect-retry-period', flags['leader-elect-retry-period']),
+    observability: settings.addresses,
+    baseDomain: flags['base-domain'],
+    image: flags['site-image'],
+    sitePort: port('--site-port', flags['site-port']),
+    resyncPeriodMs: duration('--resync-period', flags['resync-period']),
+    qps: nonNegativeInt('--kube-api-qps', flags['kube-api-qps']),
+    burst: nonNegativeInt('--kube-api-burst', flags['kube-api-burst']),
+    shutdownGraceMs: duration('--shutdown-grace', flags['shutdown-grace']),
+    watchDownThresholdMs: duration('--watch-down-threshold', flags['watch-down-threshold']),
+    identity: flags.identity,
+  };
 }
 
 /**
@@ -82,79 +168,14 @@ function recordsConfig(values: {
  * graceful shutdown) or until leadership is lost (exit 1, so the pod restarts as a candidate).
  */
 export async function controllerCommand(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      kubeconfig: { type: 'string' },
-      namespace: { type: 'string', default: '' },
-      'exclude-namespaces': { type: 'string', default: EXCLUDED_NAMESPACES.join(',') },
-      'claims-namespace': { type: 'string' },
-      'create-claims-namespace': { type: 'boolean', default: false },
-      records: { type: 'string' },
-      'records-dir': { type: 'string', default: '/var/lib/staticsite/records' },
-      'dns-zone': { type: 'string' },
-      'dns-tsig-key-file': { type: 'string' },
-      'dns-owner-id': { type: 'string', default: 'staticsite-operator' },
-      workers: { type: 'string', default: '4' },
-      'leader-elect': { type: 'boolean', default: false },
-      'leader-elect-namespace': { type: 'string' },
-      'leader-elect-lease-duration': { type: 'string', default: '15s' },
-      'leader-elect-renew-deadline': { type: 'string', default: '10s' },
-      'leader-elect-retry-period': { type: 'string', default: '2s' },
-      'metrics-port': { type: 'string', default: '8081' },
-      ...OBSERVABILITY_OPTIONS,
-      'base-domain': { type: 'string', default: 'sites.staticsite.dev' },
-      'site-image': { type: 'string' },
-      'site-port': { type: 'string', default: String(DEFAULT_SITE_PORT) },
-      /** Deprecated spelling of --site-image. */
-      image: { type: 'string' },
-      'resync-period': { type: 'string', default: '10m' },
-      'kube-api-qps': { type: 'string', default: '50' },
-      'kube-api-burst': { type: 'string', default: '100' },
-      'shutdown-grace': { type: 'string', default: '10s' },
-      'watch-down-threshold': { type: 'string', default: '30s' },
-      identity: { type: 'string' },
-      'log-level': { type: 'string', default: process.env.LOG_LEVEL ?? 'info' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  const levelProblem = logLevelProblem(values['log-level']);
-  if (levelProblem) throw new UsageError(levelProblem);
-  const options: ControllerProcessOptions = {
-    kubeconfig: values.kubeconfig,
-    namespace: values.namespace,
-    excludeNamespaces: namespaceList(values['exclude-namespaces']),
-    claimsNamespace: values['claims-namespace'],
-    createClaimsNamespace: values['create-claims-namespace'],
-    records: recordsConfig(values),
-    workers: Math.max(1, positiveInt('workers', values.workers)),
-    leaderElect: values['leader-elect'],
-    leaderElectNamespace: values['leader-elect-namespace'],
-    leaseDurationMs: duration('leader-elect-lease-duration', values['leader-elect-lease-duration']),
-    renewDeadlineMs: duration('leader-elect-renew-deadline', values['leader-elect-renew-deadline']),
-    retryPeriodMs: duration('leader-elect-retry-period', values['leader-elect-retry-period']),
-    observability: observabilityAddresses(values, {
-      host: '0.0.0.0',
-      port: positiveInt('metrics-port', values['metrics-port']),
-    }),
-    baseDomain: values['base-domain'],
-    image: siteImage(values['site-image'], values.image),
-    sitePort: port('site-port', values['site-port']),
-    resyncPeriodMs: duration('resync-period', values['resync-period']),
-    qps: positiveInt('kube-api-qps', values['kube-api-qps']),
-    burst: positiveInt('kube-api-burst', values['kube-api-burst']),
-    shutdownGraceMs: duration('shutdown-grace', values['shutdown-grace']),
-    watchDownThresholdMs: duration('watch-down-threshold', values['watch-down-threshold']),
-    identity: values.identity,
-  };
-  const secureMetrics = metricsSecureFlag(values['metrics-secure']);
+  const flags = CONTROLLER.parse(args).values;
+  const { secureMetrics, ...options } = controllerOptions(flags);
   // Loaded only now: the client library and the controller cost seconds to import, which every
   // other `staticsite` command should not pay.
   const { createLogger } = await import('../controller/observability/logger.ts');
   const { startController } = await import('../controller/process.ts');
   const logContext: LogContext = new AsyncLocalStorage();
-  const logger = createLogger(values['log-level'], logContext);
+  const logger = createLogger(flags['log-level'], logContext);
   if (secureMetrics) {
     const { securedBy } = await import('./metrics-security.ts');
     options.metricsSecurity = (api) => securedBy(api, logger);
@@ -173,3 +194,5 @@ export async function controllerCommand(args: string[], io: CommandIO): Promise<
   }
   return 0;
 }
+
+export { controllerCommand as run };

@@ -1,11 +1,17 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { buildCrd, policyObjects } from '../api/index.ts';
 import { crdYaml, yaml } from './crd-yaml.ts';
-import { type CommandIO, UsageError } from './usage.ts';
+import { CommandLine, subcommand } from './flags.ts';
+import type { CommandIO } from './usage.ts';
 
-export const generateUsage = 'staticsite generate manifests [--dir DIR] [--check]';
+const GENERATE = new CommandLine('generate manifests', {
+  dir: { type: 'string', default: 'manifests', value: 'DIR', help: 'the kustomize tree to write into' },
+  check: { type: 'boolean', default: false, help: 'write nothing: exit 1 when a file is out of date' },
+});
+
+export const usage = GENERATE.synopsis();
+export const help = GENERATE.help();
 
 const HEADER = '# Generated from api/ by `npm run generate`. Do not edit by hand.\n';
 
@@ -38,15 +44,8 @@ async function readOrEmpty(path: string): Promise<string> {
 
 /** `staticsite generate manifests`: writes the generated CRDs into the kustomize tree, or with --check reports drift. */
 export async function generateCommand(args: string[], io: CommandIO): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: { dir: { type: 'string', default: 'manifests' }, check: { type: 'boolean', default: false } },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (positionals.length !== 1 || positionals[0] !== 'manifests') {
-    throw new UsageError(`usage: ${generateUsage}`);
-  }
+  const [, rest] = subcommand(args, ['manifests']);
+  const { values } = GENERATE.parse(rest);
   let stale = 0;
   for (const [file, content] of generatedManifests()) {
     const path = join(values.dir, file);
@@ -62,3 +61,5 @@ export async function generateCommand(args: string[], io: CommandIO): Promise<nu
   }
   return stale === 0 ? 0 : 1;
 }
+
+export { generateCommand as run };

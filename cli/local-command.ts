@@ -1,50 +1,46 @@
-import { parseArgs } from 'node:util';
 import { showSample, simulateNodes, writeLocalDnsConfig, writeLocalPki } from '../devenv/local-commands.ts';
 import { LocalSystem } from '../devenv/local-system.ts';
-import { type CommandIO, UsageError } from './usage.ts';
+import { CommandLine, helpOf, port, usageOf } from './flags.ts';
+import type { CommandIO } from './usage.ts';
 
-export const localUsage =
-  'staticsite local [--dns] [--no-sample] [--exit-after-sample] | local pki --dir DIR [--server URL] | local dns-config --dir DIR [--port 8053] | local simulate-nodes --kubeconfig F';
+const LOCAL = new CommandLine('local', {
+  dns: { type: 'boolean', default: false, help: 'publish the records in a local BIND 9 as well' },
+  'no-sample': { type: 'boolean', default: false, help: 'start no sample site' },
+  'exit-after-sample': { type: 'boolean', default: false, help: 'stop once the sample site is served' },
+});
+const PKI = new CommandLine('local pki', {
+  dir: { type: 'string', value: 'DIR', required: true, help: "where the control plane's PKI and kubeconfig go" },
+  server: { type: 'string', default: 'https://127.0.0.1:6443', value: 'URL', help: "the kubeconfig's API server" },
+});
+const DNS_CONFIG = new CommandLine('local dns-config', {
+  dir: { type: 'string', value: 'DIR', required: true, help: "where BIND 9's configuration, zone and TSIG key go" },
+  port: { type: 'string', default: '8053', help: 'the port BIND 9 listens on' },
+});
+const SIMULATE_NODES = new CommandLine('local simulate-nodes', {
+  kubeconfig: { type: 'string', value: 'F', required: true, help: 'the control plane to bind and ready pods in' },
+});
+const LINES = [LOCAL, PKI, DNS_CONFIG, SIMULATE_NODES];
+
+export const usage = usageOf(LINES);
+export const help = helpOf(LINES);
 
 /** `staticsite local pki`: the control plane's PKI and an admin kubeconfig, for docker-compose. */
 async function pkiCommand(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { dir: { type: 'string' }, server: { type: 'string', default: 'https://127.0.0.1:6443' } },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (!values.dir) throw new UsageError('--dir is required');
+  const { values } = PKI.parse(args);
   io.stdout(`${await writeLocalPki(values.dir, values.server)}\n`);
   return 0;
 }
 
 /** `staticsite local dns-config`: BIND 9's configuration, zone and TSIG key, for docker-compose. */
 async function dnsConfigCommand(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { dir: { type: 'string' }, port: { type: 'string', default: '8053' } },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (!values.dir) throw new UsageError('--dir is required');
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new UsageError(`--port must be a port (1-65535), got "${values.port}"`);
-  }
-  io.stdout(`${await writeLocalDnsConfig(values.dir, port)}\n`);
+  const { values } = DNS_CONFIG.parse(args);
+  io.stdout(`${await writeLocalDnsConfig(values.dir, port('--port', values.port))}\n`);
   return 0;
 }
 
 /** `staticsite local simulate-nodes`: what a kubelet would do, for a control plane without nodes. */
 async function simulateNodesCommand(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { kubeconfig: { type: 'string' } },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (!values.kubeconfig) throw new UsageError('--kubeconfig is required');
+  const { values } = SIMULATE_NODES.parse(args);
   await simulateNodes(
     values.kubeconfig,
     () => io.stdout('node simulator running: pods are bound to a fake node and marked Ready\n'),
@@ -65,16 +61,7 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
   if (args[0] === 'pki') return pkiCommand(args.slice(1), io);
   if (args[0] === 'simulate-nodes') return simulateNodesCommand(args.slice(1), io);
   if (args[0] === 'dns-config') return dnsConfigCommand(args.slice(1), io);
-  const { values } = parseArgs({
-    args,
-    options: {
-      'no-sample': { type: 'boolean', default: false },
-      'exit-after-sample': { type: 'boolean', default: false },
-      dns: { type: 'boolean', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+  const { values } = LOCAL.parse(args);
   const say = (line: string) => io.stdout(`${line}\n`);
   const system = new LocalSystem({ log: say, dns: values.dns });
   await system.start();
@@ -105,3 +92,5 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
     await stop();
   }
 }
+
+export { localCommand as run };

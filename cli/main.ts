@@ -8,58 +8,41 @@ import { packageRoot } from '../devenv/package-root.ts';
 import { watchParent } from '../kube/parent-watch.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
+/** A command's module: its run, its usage line (printed with a usage error) and its flags for `--help`. */
 export interface LoadedCommand {
   run: Command;
   usage: string;
+  help: string;
 }
 
 /** Each command's module loads only when that command runs: a certs Job does not pay for the controller. */
 export type CommandTable = Record<string, { summary: string; load: () => Promise<LoadedCommand> }>;
 
 const COMMANDS: CommandTable = {
-  cel: {
-    summary: 'evaluate a CEL expression as the API server does',
-    load: async () => import('./cel-command.ts').then((m) => ({ run: m.celCommand, usage: m.celUsage })),
-  },
-  certs: {
-    summary: 'issue, store, inject and rotate the webhook TLS',
-    load: async () => import('./certs-command.ts').then((m) => ({ run: m.certsCommand, usage: m.certsUsage })),
-  },
+  cel: { summary: 'evaluate a CEL expression as the API server does', load: () => import('./cel-command.ts') },
+  certs: { summary: 'issue, store, inject and rotate the webhook TLS', load: () => import('./certs-command.ts') },
   compare: {
     summary: 'schema-only vs webhook validation, four ways, on a real control plane',
-    load: async () => import('./compare-command.ts').then((m) => ({ run: m.compareCommand, usage: m.compareUsage })),
+    load: () => import('./compare-command.ts'),
   },
-  controller: {
-    summary: 'run the StaticSite controller',
-    load: async () =>
-      import('./controller-command.ts').then((m) => ({ run: m.controllerCommand, usage: m.controllerUsage })),
-  },
-  crd: {
-    summary: 'print the StaticSite CRD as YAML',
-    load: async () => import('./crd-command.ts').then((m) => ({ run: m.crdCommand, usage: m.crdUsage })),
-  },
-  generate: {
-    summary: 'write the generated CRDs into manifests/',
-    load: async () => import('./generate-command.ts').then((m) => ({ run: m.generateCommand, usage: m.generateUsage })),
-  },
-  local: {
-    summary: 'run the whole system on this machine',
-    load: async () => import('./local-command.ts').then((m) => ({ run: m.localCommand, usage: m.localUsage })),
-  },
+  controller: { summary: 'run the StaticSite controller', load: () => import('./controller-command.ts') },
+  crd: { summary: 'print the StaticSite CRD as YAML', load: () => import('./crd-command.ts') },
+  generate: { summary: 'write the generated CRDs into manifests/', load: () => import('./generate-command.ts') },
+  local: { summary: 'run the whole system on this machine', load: () => import('./local-command.ts') },
   validate: {
     summary: 'admit objects as the API server would (prune, default, validate)',
-    load: async () => import('./validate-command.ts').then((m) => ({ run: m.validateCommand, usage: m.validateUsage })),
+    load: () => import('./validate-command.ts'),
   },
   webhook: {
     summary: 'serve the admission and conversion webhook over HTTPS',
-    load: async () => import('./webhook-command.ts').then((m) => ({ run: m.webhookCommand, usage: m.webhookUsage })),
+    load: () => import('./webhook-command.ts'),
   },
 };
 
 /** The command list; each command prints its own flags on a usage error. */
 export function usage(commands: CommandTable = COMMANDS): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`);
-  return `usage: staticsite <command> [flags]\n       staticsite --version\n\ncommands:\n${lines.join('\n')}\n\nSee README.md (CLI reference) for every flag.\n`;
+  return `usage: staticsite <command> [flags]\n       staticsite --version\n\ncommands:\n${lines.join('\n')}\n\nstaticsite <command> --help lists its flags.\n`;
 }
 
 /** This package's version, from its package.json (the same file in a checkout, the build and the image). */
@@ -85,7 +68,7 @@ export async function run(argv: string[], io: CommandIO, commands: CommandTable 
   }
   const command = await entry.load();
   if (asksForHelp(rest)) {
-    io.stdout(`usage: ${command.usage}\n\n${entry.summary}. See README.md (CLI reference) for what each flag does.\n`);
+    io.stdout(`usage: ${command.usage}\n\n${entry.summary}.\n\nflags:\n${command.help}\n`);
     return 0;
   }
   try {

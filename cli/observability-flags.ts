@@ -1,59 +1,95 @@
-import { type BindAddress, bindAddressProblem, parseBindAddress } from '../kube/bind-address.ts';
+import type { BindAddress } from '../kube/bind-address.ts';
 import type { ObservabilityAddresses } from '../kube/probes-server.ts';
+import { LOG_LEVELS, logLevelProblem } from '../kube/process-logger.ts';
+import { address, bool, type Flag } from './flags.ts';
 import { UsageError } from './usage.ts';
 
-/** controller-runtime's two flags, on every process. */
-export const OBSERVABILITY_OPTIONS = {
-  'metrics-bind-address': { type: 'string' },
-  'health-probe-bind-address': { type: 'string' },
-  'metrics-secure': { type: 'string' },
-} as const;
+/** controller-runtime's flags, on every process. */
+export const OBSERVABILITY_FLAGS = {
+  'metrics-bind-address': {
+    type: 'string',
+    value: 'HOST:PORT',
+    help: 'serve /metrics (and the probes) here; :8080 for every interface, 0 for no metrics server',
+  },
+  'health-probe-bind-address': {
+    type: 'string',
+    value: 'HOST:PORT',
+    help: 'serve /healthz, /livez and /readyz on a port of their own as well',
+  },
+  'metrics-secure': {
+    type: 'string',
+    value: 'true|false',
+    help: 'with a cluster, serve /metrics over HTTPS to a bearer allowed get on /metrics (default true)',
+  },
+} as const satisfies Record<string, Flag>;
+
+/** The flags of every process (webhook, controller, certs): controller-runtime's three and `--log-level`. */
+export function processFlags(logLevel = 'info') {
+  return {
+    ...OBSERVABILITY_FLAGS,
+    'log-level': { type: 'string', default: logLevel, value: 'info', help: `one of ${LOG_LEVELS.join(', ')}` },
+  } as const satisfies Record<string, Flag>;
+}
+
+/** What a process's own flags ask for. */
+export interface ProcessSettings {
+  logLevel: string;
+  secureMetrics: boolean;
+  /** Where /metrics and the probes are served (`fallback` without the bind-address flags). */
+  addresses: ObservabilityAddresses;
+}
+
+/** The values of `processFlags()`, read and checked; `fallback` is the older flags' address. */
+export function processSettings(
+  values: {
+    'log-level': string;
+    'metrics-secure'?: string;
+    'metrics-bind-address'?: string;
+    'health-probe-bind-address'?: string;
+  },
+  fallback: BindAddress,
+): ProcessSettings {
+  const problem = logLevelProblem(values['log-level']);
+  if (problem) throw new UsageError(problem);
+  return {
+    logLevel: values['log-level'],
+    secureMetrics: metricsSecureFlag(values['metrics-secure']),
+    addresses: observabilityAddresses(values, fallback),
+  };
+}
 
 /**
  * `--metrics-secure`: `true` (the default, as controller-runtime's) or `false`. Secure metrics are
  * served over HTTPS and only to a bearer the API server allows `get` on `/metrics`.
  */
 export function metricsSecureFlag(value: string | undefined): boolean {
-  if (value === undefined || value === 'true') return true;
-  if (value === 'false') return false;
-  throw new UsageError(`--metrics-secure must be true or false, got "${value}"`);
+  return value === undefined || bool('--metrics-secure', value);
 }
-
-export const OBSERVABILITY_USAGE =
-  '[--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false]';
 
 /**
  * Where the metrics and the probes are served. `--metrics-bind-address HOST:PORT` (or `0`: no
- * metrics server) wins; without it the older flags still decide: `--metrics-port` and the
- * process's host (a host alone in `--metrics-bind-address`, as the controller once took it, is
- * such a host). `--health-probe-bind-address HOST:PORT` adds a probes-only server; without it the
- * probes stay on the metrics server, so turning that off needs a probe address.
+ * metrics server) wins; without it `--metrics-port` and the process's host decide (`fallback`). A
+ * host alone in `--metrics-bind-address` is that host on the `--metrics-port`, as the controller's
+ * docs have shown it since its first version. `--health-probe-bind-address HOST:PORT` adds a
+ * probes-only server; without it the probes stay on the metrics server, so turning that off needs a
+ * probe address.
  */
 export function observabilityAddresses(
   values: { 'metrics-bind-address'?: string; 'health-probe-bind-address'?: string },
-  legacy: BindAddress,
+  fallback: BindAddress,
 ): ObservabilityAddresses {
   const metricsFlag = values['metrics-bind-address'];
   let metrics: BindAddress | 'off';
-  if (metricsFlag === undefined) metrics = legacy;
+  if (metricsFlag === undefined) metrics = fallback;
   else if (metricsFlag === '0' || metricsFlag.includes(':') || /^\d+$/.test(metricsFlag)) {
-    const parsed = parseBindAddress(metricsFlag);
-    if (parsed === undefined) throw new UsageError(bindAddressProblem('--metrics-bind-address', metricsFlag));
-    metrics = parsed;
-  } else metrics = { host: metricsFlag, port: legacy.port };
+    metrics = address('--metrics-bind-address', metricsFlag);
+  } else metrics = { host: metricsFlag, port: fallback.port };
   const probeFlag = values['health-probe-bind-address'];
-  let probes: BindAddress | undefined;
-  if (probeFlag !== undefined && probeFlag !== '0') {
-    const parsed = parseBindAddress(probeFlag);
-    if (parsed === undefined || parsed === 'off') {
-      throw new UsageError(bindAddressProblem('--health-probe-bind-address', probeFlag));
-    }
-    probes = parsed;
-  }
-  if (metrics === 'off' && !probes) {
+  const probes = probeFlag === undefined ? undefined : address('--health-probe-bind-address', probeFlag);
+  if (metrics === 'off' && (probes === undefined || probes === 'off')) {
     throw new UsageError(
       '--metrics-bind-address 0 turns off the server that answers the probes too: give --health-probe-bind-address',
     );
   }
-  return probes ? { metrics, probes } : { metrics };
+  return probes !== undefined && probes !== 'off' ? { metrics, probes } : { metrics };
 }

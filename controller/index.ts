@@ -6,7 +6,6 @@ export { type Check, type CheckResult, ProbesServer } from '../kube/probes-serve
 export { TokenBucket } from '../kube/token-bucket.ts';
 export { HttpsTransport } from '../kube/transport.ts';
 export { Controller, type Reconciler } from './controller.ts';
-export { parseDuration } from './duration.ts';
 export { EventHandlers } from './event-handlers.ts';
 export { ControllerManager, LEASE_NAME, type ManagerConfig, type RunEnd } from './manager.ts';
 export { ApiEventRecorder, type EventRecorder, MemoryEventRecorder } from './observability/events.ts';

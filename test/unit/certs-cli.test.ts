@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { generateRsaKeyPem } from '../../certs/x509.ts';
-import { type CertsCommandDeps, certsCommand, parseDuration } from '../../cli/certs-command.ts';
+import { type CertsCommandDeps, certsCommand } from '../../cli/certs-command.ts';
 import { run } from '../../cli/main.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { AutoAdvancingClock, FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
@@ -176,11 +176,5 @@ describe('cli: staticsite certs bootstrap', () => {
     expect(scraped).to.include('staticsite_certs_ca_bundle_certificates 1');
     expect(ready).to.deep.equal([200, 'ok']); // k8s.io/apiserver healthz.go: a healthy probe answers "ok"
     expect(healthy).to.equal(200);
-  });
-
-  it('parses durations', () => {
-    expect(parseDuration('--x', '90s')).to.equal(90_000);
-    expect(parseDuration('--x', '12h')).to.equal(43_200_000);
-    expect(() => parseDuration('--x', '1 week')).to.throw('--x must be a duration');
   });
 });

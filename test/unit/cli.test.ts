@@ -71,7 +71,7 @@ describe('cli: the error handler prints any thrown value', () => {
   const throwing = (value: unknown) => ({
     boom: {
       summary: 'throws',
-      load: async () => ({ usage: 'staticsite boom', run: async () => Promise.reject(value) }),
+      load: async () => ({ usage: 'staticsite boom', help: '', run: async () => Promise.reject(value) }),
     },
   });
   const runWith = async (value: unknown) => {

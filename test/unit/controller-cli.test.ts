@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { run } from '../../cli/main.ts';
-import { parseDuration } from '../../controller/duration.ts';
 
 function io() {
   const out = { stdout: '', stderr: '' };
@@ -42,8 +41,8 @@ describe('controller: CLI', () => {
     const { out, io: cio } = io();
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
-      'staticsite controller: --workers must be a non-negative integer, got "many"\n' +
-        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT --dns-zone Z --dns-tsig-key-file F [--dns-owner-id ID]] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false] [--site-image IMAGE] [--site-port 8080] [--log-level info]\n',
+      'staticsite controller: --workers must be a whole number of at least 1, not "many"\n' +
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT] [--dns-zone Z] [--dns-tsig-key-file F] [--dns-owner-id ID] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false] [--log-level info] [--site-image IMAGE] [--site-port 8080]\n',
     );
   });
 
@@ -53,15 +52,36 @@ describe('controller: CLI', () => {
     expect(out.stderr).to.include("Unknown option '--no-such-flag'");
   });
 
-  it('rejects --image beside --site-image, and a site port outside 1-65535', async () => {
-    const both = io();
-    expect(await run(['controller', '--image', 'a', '--site-image', 'b'], both.io)).to.equal(2);
-    expect(both.out.stderr).to.include(
-      'staticsite controller: --image is the old spelling of --site-image: give one of them\n',
-    );
+  it('takes the site image as --site-image only, and a site port from 1 to 65535', async () => {
+    const image = io();
+    expect(await run(['controller', '--image', 'a'], image.io)).to.equal(2);
+    expect(image.out.stderr).to.include("staticsite controller: Unknown option '--image'");
     const port = io();
     expect(await run(['controller', '--site-port', '0'], port.io)).to.equal(2);
-    expect(port.out.stderr).to.include('staticsite controller: --site-port must be a port (1-65535), got "0"\n');
+    expect(port.out.stderr).to.include(
+      'staticsite controller: --site-port must be a whole number from 1 to 65535, not "0"\n',
+    );
+  });
+
+  it('reads every duration flag as Go does, and 0 workers is a usage error', async () => {
+    const cases: Array<[string[], string]> = [
+      [
+        ['--resync-period', '10'],
+        '--resync-period must be a duration such as 90s, 10m or 1h30m (units ns, us, ms, s, m, h): "10" has a number without a unit',
+      ],
+      [
+        ['--shutdown-grace', '1d'],
+        '--shutdown-grace must be a duration such as 90s, 10m or 1h30m (units ns, us, ms, s, m, h): unknown unit "d" in "1d"',
+      ],
+      [['--leader-elect-retry-period=-2s'], '--leader-elect-retry-period must be at least 0s, not "-2s"'],
+      [['--workers', '0'], '--workers must be a whole number of at least 1, not "0"'],
+      [['--kube-api-qps', '1e3'], '--kube-api-qps must be a whole number of at least 0, not "1e3"'],
+    ];
+    for (const [args, message] of cases) {
+      const { out, io: cio } = io();
+      expect(await run(['controller', ...args], cio), args.join(' ')).to.equal(2);
+      expect(out.stderr.split('\n')[0]).to.equal(`staticsite controller: ${message}`);
+    }
   });
 
   it('--records names dir:DIR or dns:HOST:PORT, and dns needs its zone and key file: exit 2 naming what is missing', async () => {
@@ -82,13 +102,5 @@ describe('controller: CLI', () => {
       expect(await run(['controller', ...args], cio), args.join(' ')).to.equal(2);
       expect(out.stderr.split('\n')[0]).to.equal(`staticsite controller: ${message}`);
     }
-  });
-
-  it('parses Go-style durations', () => {
-    expect(parseDuration('500ms')).to.equal(500);
-    expect(parseDuration('15s')).to.equal(15_000);
-    expect(parseDuration('1m30s')).to.equal(90_000);
-    expect(parseDuration('2')).to.equal(2_000);
-    expect(() => parseDuration('soon')).to.throw('invalid duration "soon"');
   });
 });
