@@ -1,7 +1,7 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics } from 'prom-client';
 import type { InformerHealth, InformerObserver } from '../../kube/informer.ts';
 import { CONTROLLER_RUNTIME_BUCKETS } from '../../kube/metric-buckets.ts';
-import { declareMetrics } from '../../kube/metric-declarations.ts';
+import { counter, gauge, histogram, metricsClass, scrapedGauge } from '../../kube/metric-declarations.ts';
 import type { WorkQueueObserver } from '../queue/work-queue.ts';
 
 const CONTROLLER = 'staticsite';
@@ -9,8 +9,8 @@ const CONTROLLER = 'staticsite';
 /** controller-runtime labels every work-queue metric with both, set to the controller's name. */
 type QueueLabel = 'name' | 'controller';
 const QUEUE_LABELS: readonly QueueLabel[] = ['name', 'controller'];
-/** The series the scrape-time work-queue gauges set: the controller's own queue. */
-const QUEUE_SERIES = { name: CONTROLLER, controller: CONTROLLER };
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 /** The path's resource (with subresource), for request metrics: /apis/g/v/namespaces/ns/deployments/x -> deployments. */
 export function resourceOfPath(path: string): string {
@@ -21,146 +21,78 @@ export function resourceOfPath(path: string): string {
   return subresource ? `${resource}/${subresource}` : resource;
 }
 
-/** The informer gauges: each reads one number from every informer's health at scrape time. */
-const INFORMER_GAUGES: ReadonlyArray<[name: string, help: string, value: (h: InformerHealth) => number]> = [
-  [
-    'staticsite_informer_last_event_age_seconds',
-    'Seconds since the informer last received a list, an event or a bookmark',
-    (h) => h.lastEventAgeMs / 1000,
-  ],
-  ['staticsite_informer_synced', '1 once the informer has completed its first list', (h) => (h.synced ? 1 : 0)],
-  ['staticsite_informer_watch_up', '1 while the informer has an open watch', (h) => (h.watching ? 1 : 0)],
+const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const DNS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * The metrics set as things happen, one a line: names, help texts, labels and buckets as
+ * controller-runtime (pkg/internal/controller/metrics, pkg/internal/metrics/workqueue.go), client-go's
+ * rest_client_requests_total (k8s.io/client-go/tools/metrics, registered by controller-runtime's
+ * pkg/metrics/client_go_adapter.go) and its leader election declare them, then our own.
+ */
+// biome-ignore format: a table, one metric a line
+const METRICS = {
+  reconcileTotal: counter('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', ['controller', 'result']),
+  reconcileErrors: counter('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', ['controller']),
+  reconcileTime: histogram('controller_runtime_reconcile_time_seconds', 'Length of time per reconciliation per controller', ['controller'], RECONCILE_BUCKETS),
+  queueDepth: gauge('workqueue_depth', 'Current depth of workqueue', QUEUE_LABELS),
+  queueAdds: counter('workqueue_adds_total', 'Total number of adds handled by workqueue', QUEUE_LABELS),
+  queueRetries: counter('workqueue_retries_total', 'Total number of retries handled by workqueue', QUEUE_LABELS),
+  queueDuration: histogram('workqueue_queue_duration_seconds', 'How long in seconds an item stays in workqueue before being requested', QUEUE_LABELS, CONTROLLER_RUNTIME_BUCKETS),
+  workDuration: histogram('workqueue_work_duration_seconds', 'How long in seconds processing an item from workqueue takes.', QUEUE_LABELS, CONTROLLER_RUNTIME_BUCKETS),
+  maxConcurrentReconciles: gauge('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', ['controller']),
+  restClientRequests: counter('rest_client_requests_total', 'Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'host', 'method']),
+  leaderStatus: gauge('leader_election_master_status', 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.', ['name']),
+  apiRequests: counter('staticsite_controller_api_requests_total', 'Requests the controller made to the API server, by verb, resource and HTTP code', ['verb', 'resource', 'code']),
+  relists: counter('staticsite_informer_relists_total', 'Full lists by informer and reason (initial, expired = 410 Gone, error)', ['informer', 'reason']),
+  watchRestarts: counter('staticsite_informer_watch_restarts_total', 'Watch reconnects by informer and reason (closed by the server, error, idle = no event or bookmark for too long)', ['informer', 'reason']),
+  dnsRequests: counter('staticsite_dns_requests_total', 'Exchanges with the DNS server (--records dns:...) by operation (update, soa, transfer) and result (the rcode, or error for no usable answer)', ['operation', 'result']),
+  dnsRequestDuration: histogram('staticsite_dns_request_duration_seconds', 'Time of each exchange with the DNS server, by operation, whatever its result', ['operation'], DNS_BUCKETS),
+};
+
+/** The gauges read at scrape time from the work queue (controller-runtime's) and from the informers' health. */
+// biome-ignore format: a table, one metric a line
+const SCRAPED = {
+  unfinishedWork: gauge('workqueue_unfinished_work_seconds', "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.", QUEUE_LABELS),
+  longestRunning: gauge('workqueue_longest_running_processor_seconds', 'How many seconds has the longest running processor for workqueue been running.', QUEUE_LABELS),
+  activeWorkers: gauge('controller_runtime_active_workers', 'Number of currently used workers per controller', ['controller']),
+  lastEventAge: gauge('staticsite_informer_last_event_age_seconds', 'Seconds since the informer last received a list, an event or a bookmark', ['informer']),
+  synced: gauge('staticsite_informer_synced', '1 once the informer has completed its first list', ['informer']),
+  watchUp: gauge('staticsite_informer_watch_up', '1 while the informer has an open watch', ['informer']),
+};
+
+/** Each informer gauge's value, from the informer's health. */
+const INFORMER_VALUES: ReadonlyArray<[gauge: keyof typeof SCRAPED, value: (h: InformerHealth) => number]> = [
+  ['lastEventAge', (h) => h.lastEventAgeMs / 1000],
+  ['synced', (h) => (h.synced ? 1 : 0)],
+  ['watchUp', (h) => (h.watching ? 1 : 0)],
 ];
 
 /**
  * Every metric of one controller process, in its own registry (no global state). Names follow
  * controller-runtime and client-go where they have an equivalent.
  */
-export class ControllerMetrics {
-  readonly registry = new Registry();
-  private readonly declare = declareMetrics(this.registry);
+export class ControllerMetrics extends metricsClass(METRICS) {
   /** When each key now being processed was taken, and when each due key was added (client-go's maps). */
   private readonly processingSince = new Map<string, number>();
   private readonly addedAt = new Map<string, number>();
   private now: () => number = () => Date.now();
   private informers: () => InformerHealth[] = () => [];
 
-  readonly reconcileTotal = this.declare.counter(
-    'controller_runtime_reconcile_total',
-    'Total number of reconciliations per controller',
-    ['controller', 'result'],
-  );
-  readonly reconcileErrors = this.declare.counter(
-    'controller_runtime_reconcile_errors_total',
-    'Total number of reconciliation errors per controller',
-    ['controller'],
-  );
-  readonly reconcileTime = this.declare.histogram(
-    'controller_runtime_reconcile_time_seconds',
-    'Length of time per reconciliation per controller',
-    ['controller'],
-    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-  );
-  // The work-queue metrics of controller-runtime (pkg/internal/metrics/workqueue.go): names, help
-  // texts, labels and buckets.
-  readonly queueDepth = this.declare.gauge('workqueue_depth', 'Current depth of workqueue', QUEUE_LABELS);
-  readonly queueAdds = this.declare.counter(
-    'workqueue_adds_total',
-    'Total number of adds handled by workqueue',
-    QUEUE_LABELS,
-  );
-  readonly queueRetries = this.declare.counter(
-    'workqueue_retries_total',
-    'Total number of retries handled by workqueue',
-    QUEUE_LABELS,
-  );
-  readonly queueDuration = this.declare.histogram(
-    'workqueue_queue_duration_seconds',
-    'How long in seconds an item stays in workqueue before being requested',
-    QUEUE_LABELS,
-    CONTROLLER_RUNTIME_BUCKETS,
-  );
-  readonly workDuration = this.declare.histogram(
-    'workqueue_work_duration_seconds',
-    'How long in seconds processing an item from workqueue takes.',
-    QUEUE_LABELS,
-    CONTROLLER_RUNTIME_BUCKETS,
-  );
-  readonly unfinishedWork = this.declare.gauge(
-    'workqueue_unfinished_work_seconds',
-    "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
-      'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
-    QUEUE_LABELS,
-    (gauge) =>
-      gauge.set(
-        QUEUE_SERIES,
-        this.processing().reduce((a, b) => a + b, 0),
-      ),
-  );
-  readonly longestRunning = this.declare.gauge(
-    'workqueue_longest_running_processor_seconds',
-    'How many seconds has the longest running processor for workqueue been running.',
-    QUEUE_LABELS,
-    (gauge) => gauge.set(QUEUE_SERIES, Math.max(0, ...this.processing())),
-  );
-  readonly activeWorkers = this.declare.gauge(
-    'controller_runtime_active_workers',
-    'Number of currently used workers per controller',
-    ['controller'],
-    (gauge) => gauge.set({ controller: CONTROLLER }, this.processingSince.size),
-  );
-  readonly maxConcurrentReconciles = this.declare.gauge(
-    'controller_runtime_max_concurrent_reconciles',
-    'Maximum number of concurrent reconciles per controller',
-    ['controller'],
-  );
-  // client-go's rest_client_requests_total (k8s.io/client-go/tools/metrics, registered by
-  // controller-runtime's pkg/metrics/client_go_adapter.go).
-  readonly restClientRequests = this.declare.counter(
-    'rest_client_requests_total',
-    'Number of HTTP requests, partitioned by status code, method, and host.',
-    ['code', 'host', 'method'],
-  );
-  readonly leaderStatus = this.declare.gauge(
-    'leader_election_master_status',
-    'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
-    ['name'],
-  );
-  readonly apiRequests = this.declare.counter(
-    'staticsite_controller_api_requests_total',
-    'Requests the controller made to the API server, by verb, resource and HTTP code',
-    ['verb', 'resource', 'code'],
-  );
-  readonly relists = this.declare.counter(
-    'staticsite_informer_relists_total',
-    'Full lists by informer and reason (initial, expired = 410 Gone, error)',
-    ['informer', 'reason'],
-  );
-  readonly watchRestarts = this.declare.counter(
-    'staticsite_informer_watch_restarts_total',
-    'Watch reconnects by informer and reason (closed by the server, error, idle = no event or bookmark for too long)',
-    ['informer', 'reason'],
-  );
-  readonly dnsRequests = this.declare.counter(
-    'staticsite_dns_requests_total',
-    'Exchanges with the DNS server (--records dns:...) by operation (update, soa, transfer) and result (the rcode, or error for no usable answer)',
-    ['operation', 'result'],
-  );
-  readonly dnsRequestDuration = this.declare.histogram(
-    'staticsite_dns_request_duration_seconds',
-    'Time of each exchange with the DNS server, by operation, whatever its result',
-    ['operation'],
-    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-  );
-  /** The gauges read from the informers' health at scrape time (watchInformers). */
-  readonly informerGauges = INFORMER_GAUGES.map(([name, help, value]) =>
-    this.declare.gauge(name, help, ['informer'], (gauge) => {
-      for (const h of this.informers()) gauge.set({ informer: h.name }, value(h));
-    }),
-  );
-
   constructor(options: { processMetrics?: boolean } = {}) {
+    super();
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    const queue = { name: CONTROLLER, controller: CONTROLLER };
+    scrapedGauge(this.registry, SCRAPED.unfinishedWork, (g) => g.set(queue, sum(this.processing())));
+    scrapedGauge(this.registry, SCRAPED.longestRunning, (g) => g.set(queue, Math.max(0, ...this.processing())));
+    scrapedGauge(this.registry, SCRAPED.activeWorkers, (g) =>
+      g.set({ controller: CONTROLLER }, this.processingSince.size),
+    );
+    for (const [key, value] of INFORMER_VALUES) {
+      scrapedGauge(this.registry, SCRAPED[key], (g) => {
+        for (const h of this.informers()) g.set({ informer: h.name }, value(h));
+      });
+    }
     this.leaderStatus.set({ name: 'staticsite-controller' }, 0);
   }
 

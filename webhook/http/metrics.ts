@@ -1,6 +1,5 @@
-import { Registry } from 'prom-client';
 import { CONTROLLER_RUNTIME_BUCKETS } from '../../kube/metric-buckets.ts';
-import { declareMetrics } from '../../kube/metric-declarations.ts';
+import { counter, gauge, histogram, metricsClass } from '../../kube/metric-declarations.ts';
 import { REVIEW_PATHS, type ReviewOutcome, type ReviewPath } from './review-answer.ts';
 
 /** How a request to a review path ended: its HTTP code and, for our own counter, what it came to. */
@@ -15,68 +14,34 @@ export interface ReviewEnd {
 /** Records one request to a review path: called once, when its answer is written. */
 export type ReviewRecorder = (end: ReviewEnd) => void;
 
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/**
+ * The webhook's metrics, one a line: ours, and controller-runtime's webhook metrics
+ * (pkg/webhook/internal/metrics/metrics.go: names, help texts, labels and buckets), whose `webhook`
+ * is the path and `code` the HTTP status written.
+ */
+// biome-ignore format: a table, one metric a line
+const METRICS = {
+  requests: counter('staticsite_webhook_requests_total', 'Webhook requests by path, operation and outcome (allowed, denied, patched, error, bad_request).', ['path', 'operation', 'outcome']),
+  duration: histogram('staticsite_webhook_request_duration_seconds', 'Time from request received to response written.', ['path'], DURATION_BUCKETS),
+  panics: counter('staticsite_webhook_handler_panics_total', 'Unexpected exceptions in a handler, answered with 500.', ['path']),
+  certExpiry: gauge('staticsite_webhook_certificate_expiry_timestamp_seconds', 'notAfter of the serving certificate in use, as a Unix timestamp.'),
+  runtimeRequests: counter('controller_runtime_webhook_requests_total', 'Total number of admission requests by HTTP status code.', ['webhook', 'code']),
+  runtimeLatency: histogram('controller_runtime_webhook_latency_seconds', 'Histogram of the latency of processing admission requests', ['webhook'], CONTROLLER_RUNTIME_BUCKETS),
+  runtimeInFlight: gauge('controller_runtime_webhook_requests_in_flight', 'Current number of admission requests being served.', ['webhook']),
+  workersReplaced: counter('staticsite_webhook_review_workers_replaced_total', 'Review workers replaced: after a review overran its deadline, ran out of its heap, or the worker exited.', ['reason']),
+  reviewQueueLength: gauge('staticsite_webhook_review_queue_length', 'Reviews waiting for a free review worker.'),
+  certReloads: counter('staticsite_webhook_certificate_reloads_total', 'Serving certificates loaded from the cert dir after start.'),
+};
+
 /** The webhook's Prometheus metrics, on a registry of their own (no global state). */
-export class WebhookMetrics {
-  readonly registry = new Registry();
-  private readonly declare = declareMetrics(this.registry);
-  readonly requests = this.declare.counter(
-    'staticsite_webhook_requests_total',
-    'Webhook requests by path, operation and outcome (allowed, denied, patched, error, bad_request).',
-    ['path', 'operation', 'outcome'],
-  );
-  readonly duration = this.declare.histogram(
-    'staticsite_webhook_request_duration_seconds',
-    'Time from request received to response written.',
-    ['path'],
-    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-  );
-  readonly panics = this.declare.counter(
-    'staticsite_webhook_handler_panics_total',
-    'Unexpected exceptions in a handler, answered with 500.',
-    ['path'],
-  );
-  readonly certExpiry = this.declare.gauge(
-    'staticsite_webhook_certificate_expiry_timestamp_seconds',
-    'notAfter of the serving certificate in use, as a Unix timestamp.',
-  );
-  // controller-runtime's webhook metrics (pkg/webhook/internal/metrics/metrics.go): names, help
-  // texts, labels and buckets; `webhook` is the path, `code` the HTTP status written.
-  readonly runtimeRequests = this.declare.counter(
-    'controller_runtime_webhook_requests_total',
-    'Total number of admission requests by HTTP status code.',
-    ['webhook', 'code'],
-  );
-  readonly runtimeLatency = this.declare.histogram(
-    'controller_runtime_webhook_latency_seconds',
-    'Histogram of the latency of processing admission requests',
-    ['webhook'],
-    CONTROLLER_RUNTIME_BUCKETS,
-  );
-  readonly runtimeInFlight = this.declare.gauge(
-    'controller_runtime_webhook_requests_in_flight',
-    'Current number of admission requests being served.',
-    ['webhook'],
-  );
-
-  readonly workersReplaced = this.declare.counter(
-    'staticsite_webhook_review_workers_replaced_total',
-    'Review workers replaced: after a review overran its deadline, ran out of its heap, or the worker exited.',
-    ['reason'],
-  );
-  readonly reviewQueueLength = this.declare.gauge(
-    'staticsite_webhook_review_queue_length',
-    'Reviews waiting for a free review worker.',
-  );
-
-  readonly certReloads = this.declare.counter(
-    'staticsite_webhook_certificate_reloads_total',
-    'Serving certificates loaded from the cert dir after start.',
-  );
-
+export class WebhookMetrics extends metricsClass(METRICS) {
   /** Each path's label sets, made once rather than per request. */
   private readonly labels = new Map(REVIEW_PATHS.map((path) => [path, { path: { path }, webhook: { webhook: path } }]));
 
   constructor() {
+    super();
     // As controller-runtime's InstrumentedHook: the 200 and 500 series exist from the start.
     for (const webhook of REVIEW_PATHS) {
       for (const code of ['200', '500']) this.runtimeRequests.inc({ webhook, code }, 0);
