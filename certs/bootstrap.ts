@@ -7,7 +7,14 @@ import type { CertsMetrics } from './metrics.ts';
 import { bundlePem, type CertInfo, keyMatches, parseCertificate, parseCertificates, parsePrivateKey } from './pem.ts';
 import { caRotationReason, type LeafState, nextBundle, renewalTime, servingRenewalReason } from './plan.ts';
 import { serviceSans } from './sans.ts';
-import { CA_CRT, CA_KEY, type CertStore, type StoredCa, type StoredServing, TLS_CRT, TLS_KEY } from './store.ts';
+import {
+  type CertStore,
+  MATERIAL_KEYS,
+  type MaterialKind,
+  PAIR_KEYS,
+  type StoredCa,
+  type StoredServing,
+} from './store.ts';
 import { createCertificateAuthority, generateKeyPem, issueCertificate, type KeySpec } from './x509.ts';
 
 export interface BootstrapDeps {
@@ -157,26 +164,42 @@ function present(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
 }
 
-function parseCa(stored: StoredCa | undefined, store: CertStore): CurrentCa | undefined {
-  if (!stored) return undefined;
-  const fix = store.remedy('ca');
-  const pem = present(stored.bundlePem);
-  const keyPem = present(stored.keyPem);
-  if (pem === undefined && keyPem === undefined) return undefined;
-  if (pem === undefined || keyPem === undefined) {
-    const [missing, present] = pem === undefined ? [CA_CRT, CA_KEY] : [CA_KEY, CA_CRT];
+/**
+ * The certificate and key of `kind` as stored (an empty value counts as absent): none while neither
+ * is there; one without the other is corrupt.
+ */
+function storedPair(
+  store: CertStore,
+  kind: MaterialKind,
+  certPem: string | undefined,
+  keyPem: string | undefined,
+): { certPem: string; keyPem: string } | undefined {
+  const [cert, key] = [present(certPem), present(keyPem)];
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    const names = PAIR_KEYS[kind];
+    const [missing, found] = cert === undefined ? [names.cert, names.key] : [names.key, names.cert];
     throw new CertsError(
       'CorruptPem',
-      `${store.where('ca', missing)} is missing while ${store.where('ca', present)} exists. ${fix}`,
+      `${store.where(kind, missing)} is missing while ${store.where(kind, found)} exists. ${store.remedy(kind)}`,
     );
   }
-  const bundle = parseCertificates(pem, store.where('ca', CA_CRT), fix);
-  const key = parsePrivateKey(keyPem, store.where('ca', CA_KEY), fix);
+  return { certPem: cert, keyPem: key };
+}
+
+function parseCa(stored: StoredCa | undefined, store: CertStore): CurrentCa | undefined {
+  const pair = stored && storedPair(store, 'ca', stored.bundlePem, stored.keyPem);
+  if (!pair) return undefined;
+  const fix = store.remedy('ca');
+  const { keyPem } = pair;
+  const [bundleAt, keyAt] = [store.where('ca', PAIR_KEYS.ca.cert), store.where('ca', PAIR_KEYS.ca.key)];
+  const bundle = parseCertificates(pair.certPem, bundleAt, fix);
+  const key = parsePrivateKey(keyPem, keyAt, fix);
   const matching = bundle.filter((c) => c.isCa && keyMatches(c, key));
   if (matching.length === 0) {
     throw new CertsError(
       'KeyMismatch',
-      `${store.where('ca', CA_KEY)} belongs to none of the ${bundle.length} CA certificate(s) in ${store.where('ca', CA_CRT)}. ${fix}`,
+      `${keyAt} belongs to none of the ${bundle.length} CA certificate(s) in ${bundleAt}. ${fix}`,
     );
   }
   const cert = matching.reduce((a, b) => (b.notAfter.getTime() > a.notAfter.getTime() ? b : a));
@@ -190,22 +213,15 @@ interface ParsedServing {
 }
 
 function parseServing(stored: StoredServing | undefined, store: CertStore): ParsedServing | undefined {
-  if (!stored) return undefined;
+  const pair = stored && storedPair(store, 'serving', stored.certPem, stored.keyPem);
+  if (!pair) return undefined;
   const fix = store.remedy('serving');
-  const certPem = present(stored.certPem);
-  const keyPem = present(stored.keyPem);
-  const caPem = present(stored.caPem);
-  if (certPem === undefined && keyPem === undefined) return undefined;
-  if (certPem === undefined || keyPem === undefined) {
-    const [missing, present] = certPem === undefined ? [TLS_CRT, TLS_KEY] : [TLS_KEY, TLS_CRT];
-    throw new CertsError(
-      'CorruptPem',
-      `${store.where('serving', missing)} is missing while ${store.where('serving', present)} exists. ${fix}`,
-    );
-  }
-  const cert = parseCertificate(certPem, store.where('serving', TLS_CRT), fix);
-  const key = parsePrivateKey(keyPem, store.where('serving', TLS_KEY), fix);
-  const bundle = caPem === undefined ? [] : parseCertificates(caPem, store.where('serving', CA_CRT), fix);
+  const { keyPem } = pair;
+  const caPem = present(stored?.caPem);
+  const cert = parseCertificate(pair.certPem, store.where('serving', PAIR_KEYS.serving.cert), fix);
+  const key = parsePrivateKey(keyPem, store.where('serving', PAIR_KEYS.serving.key), fix);
+  const bundleAt = store.where('serving', MATERIAL_KEYS.serving.caPem);
+  const bundle = caPem === undefined ? [] : parseCertificates(caPem, bundleAt, fix);
   return { leaf: { cert, key }, keyPem, bundle };
 }
 

@@ -5,7 +5,10 @@ import {
   CA_CRT,
   CA_KEY,
   type CertStore,
+  MATERIAL_KEYS,
   type MaterialKind,
+  materialFrom,
+  PAIR_KEYS,
   type StoredCa,
   type StoredServing,
   TLS_CRT,
@@ -55,24 +58,27 @@ export class DirectoryStore implements CertStore {
   }
 
   remedy(kind: MaterialKind): string {
-    const files = kind === 'ca' ? [CA_CRT, CA_KEY] : [TLS_CRT, TLS_KEY];
-    return `Remove ${files.map((f) => join(this.dir, f)).join(' and ')} (or the whole directory) and run bootstrap again to issue new ones.`;
+    const { cert, key } = PAIR_KEYS[kind];
+    return `Remove ${[cert, key].map((f) => join(this.dir, f)).join(' and ')} (or the whole directory) and run bootstrap again to issue new ones.`;
   }
 
-  async loadCa(): Promise<StoredCa | undefined> {
-    const [bundlePem, keyPem] = await Promise.all([this.read(CA_CRT), this.read(CA_KEY)]);
-    if (bundlePem === undefined && keyPem === undefined) return undefined;
-    return { ...(bundlePem !== undefined && { bundlePem }), ...(keyPem !== undefined && { keyPem }) };
+  loadCa(): Promise<StoredCa | undefined> {
+    return this.load('ca');
   }
 
-  async loadServing(): Promise<StoredServing | undefined> {
-    const [certPem, keyPem, caPem] = await Promise.all([this.read(TLS_CRT), this.read(TLS_KEY), this.read(CA_CRT)]);
-    if (certPem === undefined && keyPem === undefined) return undefined;
-    return {
-      ...(certPem !== undefined && { certPem }),
-      ...(keyPem !== undefined && { keyPem }),
-      ...(caPem !== undefined && { caPem }),
-    };
+  loadServing(): Promise<StoredServing | undefined> {
+    return this.load('serving');
+  }
+
+  /** The files of `kind`, read at once; nothing stored while neither the certificate nor its key is there. */
+  private async load<K extends MaterialKind>(kind: K) {
+    const names = Object.values(MATERIAL_KEYS[kind]);
+    const contents = new Map<string, string | undefined>(
+      await Promise.all(names.map(async (name) => [name, await this.read(name)] as const)),
+    );
+    const { cert, key } = PAIR_KEYS[kind];
+    if (contents.get(cert) === undefined && contents.get(key) === undefined) return undefined;
+    return materialFrom(kind, (name) => contents.get(name));
   }
 
   async saveCa(ca: Required<StoredCa>): Promise<boolean> {

@@ -4,14 +4,12 @@ import type { KubeObject } from '../kube/objects.ts';
 import { SECRETS } from '../kube/resources.ts';
 import { CertsError } from './errors.ts';
 import {
-  CA_CRT,
-  CA_KEY,
   type CertStore,
+  keyedMaterial,
   type MaterialKind,
+  materialFrom,
   type StoredCa,
   type StoredServing,
-  TLS_CRT,
-  TLS_KEY,
 } from './store.ts';
 
 export const SERVING_SECRET_TYPE = 'kubernetes.io/tls';
@@ -74,30 +72,20 @@ export class SecretStore implements CertStore {
 
   async loadCa(): Promise<StoredCa | undefined> {
     const data = await this.load(this.caName, CA_SECRET_TYPE);
-    if (!data) return undefined;
-    return { ...optional('bundlePem', data[CA_CRT]), ...optional('keyPem', data[CA_KEY]) };
+    return data && materialFrom('ca', (key) => data[key]);
   }
 
   async loadServing(): Promise<StoredServing | undefined> {
     const data = await this.load(this.servingName, SERVING_SECRET_TYPE);
-    if (!data) return undefined;
-    return {
-      ...optional('certPem', data[TLS_CRT]),
-      ...optional('keyPem', data[TLS_KEY]),
-      ...optional('caPem', data[CA_CRT]),
-    };
+    return data && materialFrom('serving', (key) => data[key]);
   }
 
   saveCa(ca: Required<StoredCa>): Promise<boolean> {
-    return this.save(this.caName, CA_SECRET_TYPE, { [CA_CRT]: ca.bundlePem, [CA_KEY]: ca.keyPem });
+    return this.save(this.caName, CA_SECRET_TYPE, keyedMaterial('ca', ca));
   }
 
   saveServing(serving: Required<StoredServing>): Promise<boolean> {
-    return this.save(this.servingName, SERVING_SECRET_TYPE, {
-      [TLS_CRT]: serving.certPem,
-      [TLS_KEY]: serving.keyPem,
-      [CA_CRT]: serving.caPem,
-    });
+    return this.save(this.servingName, SERVING_SECRET_TYPE, keyedMaterial('serving', serving));
   }
 
   /** The decoded data of a Secret, or undefined if it does not exist. */
