@@ -252,6 +252,21 @@ describe('cli: the README shows each command as its --help does', () => {
   });
 });
 
+describe('cli: the docs pages of the processes name every flag', () => {
+  for (const [name, page] of [
+    ['certs', 'docs/certs.md'],
+    ['controller', 'docs/controller.md'],
+  ] as const) {
+    it(`${page}: each flag of staticsite ${name}`, async () => {
+      const text = readFileSync(new URL(`../../${page}`, import.meta.url), 'utf8');
+      const { help } = (await import(`../../cli/${name}-command.ts`)) as { help: string };
+      const flags = [...help.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)].map((m) => m[1] ?? '');
+      expect(flags).to.have.length.above(10);
+      expect(flags.filter((flag) => !text.includes(`\`${flag}`))).to.deep.equal([]);
+    });
+  }
+});
+
 async function runCli(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
