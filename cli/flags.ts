@@ -231,5 +231,6 @@ export function oneOf<const T extends string>(flag: string, text: string, choice
 
 /** `true` or `false`, for a flag that takes a value (`--metrics-secure=false`). */
 export function bool(flag: string, text: string): boolean {
-  return oneOf(flag, text, ['true', 'false']) === 'true';
+  if (text === 'true' || text === 'false') return text === 'true';
+  throw new UsageError(`${flag} must be true or false, got ${JSON.stringify(text)}`);
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import {
   address,
+  bool,
   CommandLine,
   duration,
   formatDuration,
@@ -183,6 +184,10 @@ describe('cli/flags: numbers, ports, addresses, lists, choices', () => {
     expect(oneOf('-o', 'json', ['text', 'json'])).to.equal('json');
     expect(usageError(() => oneOf('-o', 'yaml', ['text', 'json']))).to.equal(
       '-o must be one of text, json, not "yaml"',
+    );
+    expect(bool('--metrics-secure', 'false')).to.equal(false);
+    expect(usageError(() => bool('--metrics-secure', 'yes'))).to.equal(
+      '--metrics-secure must be true or false, got "yes"',
     );
   });
 
