@@ -132,7 +132,7 @@ const DURATION_FORM = 'a duration such as 90s, 10m or 1h30m (units ns, us, ms, s
  */
 function durationProblem(text: string): string {
   let rest = text.replace(/^[-+]/, '');
-  const invalid = `not ${JSON.stringify(text)}`;
+  const invalid = `got ${JSON.stringify(text)}`;
   while (rest !== '') {
     const [token = '', whole = '', , fraction = '', unit = ''] = /^(\d*)(\.(\d*))?([^\d.]*)/.exec(rest) ?? [];
     if (whole === '' && fraction === '') return invalid;
@@ -146,17 +146,19 @@ function durationProblem(text: string): string {
 /**
  * A duration flag in milliseconds, read as Go's time.ParseDuration reads it: `300ms`, `1.5h`,
  * `2h45m`, `0`; a bare number other than 0 has no unit and is refused, as is a day (`d`), which Go
- * does not have. `min` (milliseconds, default 0) is the shortest the flag takes.
+ * does not have. `min` (milliseconds, default 0) is the shortest the flag takes; with `positive`,
+ * it must be longer than 0.
  */
-export function duration(flag: string, text: string, options: { min?: number } = {}): number {
+export function duration(flag: string, text: string, options: { min?: number; positive?: boolean } = {}): number {
   const nanos = parseGoDurationNanos(text);
   if (nanos === undefined) throw new UsageError(`${flag} must be ${DURATION_FORM}: ${durationProblem(text)}`);
   if (nanos > MAX_NANOS || nanos < -MAX_NANOS - 1n) {
     throw new UsageError(`${flag} must be ${DURATION_FORM}: ${JSON.stringify(text)} is longer than 2562047h`);
   }
   const ms = Number(nanos) / 1e6;
+  if (options.positive && ms <= 0) throw new UsageError(`${flag} must be longer than 0s`);
   const min = options.min ?? 0;
-  if (ms < min) throw new UsageError(`${flag} must be at least ${formatDuration(min)}, not ${JSON.stringify(text)}`);
+  if (ms < min) throw new UsageError(`${flag} must be at least ${formatDuration(min)}, got ${JSON.stringify(text)}`);
   return ms;
 }
 
@@ -183,7 +185,7 @@ export function wholeNumber(flag: string, text: string, options: { min?: number;
   const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!(n >= min && n <= max)) {
     const range = options.max === undefined ? `of at least ${min}` : `from ${min} to ${max}`;
-    throw new UsageError(`${flag} must be a whole number ${range}, not ${JSON.stringify(text)}`);
+    throw new UsageError(`${flag} must be a whole number ${range}, got ${JSON.stringify(text)}`);
   }
   return n;
 }
@@ -226,7 +228,7 @@ export function list(text: string): string[] {
 /** One of a fixed set of words. */
 export function oneOf<const T extends string>(flag: string, text: string, choices: readonly T[]): T {
   if ((choices as readonly string[]).includes(text)) return text as T;
-  throw new UsageError(`${flag} must be one of ${choices.join(', ')}, not ${JSON.stringify(text)}`);
+  throw new UsageError(`${flag} must be one of ${choices.join(', ')}, got ${JSON.stringify(text)}`);
 }
 
 /** `true` or `false`, for a flag that takes a value (`--metrics-secure=false`). */

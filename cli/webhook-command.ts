@@ -79,7 +79,7 @@ function serverOptions(flags: WebhookFlags) {
     isolation: {
       ...REVIEW_ISOLATION,
       workers: positiveInt('--review-workers', flags['review-workers'], 64),
-      deadlineMs: duration('--review-deadline', flags['review-deadline'], { min: 1 }),
+      deadlineMs: duration('--review-deadline', flags['review-deadline'], { positive: true }),
       resourceLimits: {
         ...REVIEW_ISOLATION.resourceLimits,
         maxOldGenerationSizeMb: positiveInt('--review-heap-mb', flags['review-heap-mb'], 65_536),

@@ -31,7 +31,7 @@ describe('cli: staticsite cel', () => {
     });
     const bad = await cel('1', '-o', 'yaml');
     expect(bad.code).to.equal(2);
-    expect(bad.stderr).to.include('-o must be one of json, text, not "yaml"');
+    expect(bad.stderr).to.include('-o must be one of json, text, got "yaml"');
   });
 
   it('binds --self and --old-self; without --schema JSON integers are ints', async () => {

@@ -102,7 +102,7 @@ describe('cli/flags: durations as Go reads them', () => {
       } else if (/^\d+(ns|h)$/.test(text)) {
         expect(message).to.have.string(`${JSON.stringify(text)} is longer than 2562047h`);
       } else {
-        expect(message).to.have.string(`: not ${JSON.stringify(text)}`);
+        expect(message).to.have.string(`: got ${JSON.stringify(text)}`);
       }
     }
   });
@@ -118,11 +118,15 @@ describe('cli/flags: durations as Go reads them', () => {
 
   it('a flag sets its shortest: 0 unless it says otherwise, never negative', () => {
     expect(duration('--x', '0')).to.equal(0);
-    expect(usageError(() => duration('--x', '-1s'))).to.equal('--x must be at least 0s, not "-1s"');
+    expect(usageError(() => duration('--x', '-1s'))).to.equal('--x must be at least 0s, got "-1s"');
     expect(usageError(() => duration('--check-interval', '999ms', { min: 1000 }))).to.equal(
-      '--check-interval must be at least 1s, not "999ms"',
+      '--check-interval must be at least 1s, got "999ms"',
     );
     expect(duration('--check-interval', '1s', { min: 1000 })).to.equal(1000);
+    expect(usageError(() => duration('--review-deadline', '0s', { positive: true }))).to.equal(
+      '--review-deadline must be longer than 0s',
+    );
+    expect(duration('--review-deadline', '1ns', { positive: true })).to.equal(0.000001);
   });
 
   it('formats milliseconds as a Go duration that reads back', () => {
@@ -142,17 +146,17 @@ describe('cli/flags: numbers, ports, addresses, lists, choices', () => {
       expect(
         usageError(() => nonNegativeInt('--n', bad)),
         bad,
-      ).to.equal(`--n must be a whole number of at least 0, not ${JSON.stringify(bad)}`);
+      ).to.equal(`--n must be a whole number of at least 0, got ${JSON.stringify(bad)}`);
     }
   });
 
   it('one rule for 0: a positive count refuses it, a non-negative one takes it', () => {
     expect(usageError(() => positiveInt('--workers', '0'))).to.equal(
-      '--workers must be a whole number of at least 1, not "0"',
+      '--workers must be a whole number of at least 1, got "0"',
     );
     expect(nonNegativeInt('--kube-api-qps', '0')).to.equal(0);
     expect(usageError(() => positiveInt('--review-workers', '65', 64))).to.equal(
-      '--review-workers must be a whole number from 1 to 64, not "65"',
+      '--review-workers must be a whole number from 1 to 64, got "65"',
     );
   });
 
@@ -160,11 +164,11 @@ describe('cli/flags: numbers, ports, addresses, lists, choices', () => {
     expect(listenPort('--port', '0')).to.equal(0);
     expect(listenPort('--port', '65535')).to.equal(65535);
     expect(usageError(() => listenPort('--port', '65536'))).to.equal(
-      '--port must be a whole number from 0 to 65535, not "65536"',
+      '--port must be a whole number from 0 to 65535, got "65536"',
     );
     expect(port('--site-port', '8080')).to.equal(8080);
     expect(usageError(() => port('--site-port', '0'))).to.equal(
-      '--site-port must be a whole number from 1 to 65535, not "0"',
+      '--site-port must be a whole number from 1 to 65535, got "0"',
     );
   });
 
@@ -183,7 +187,7 @@ describe('cli/flags: numbers, ports, addresses, lists, choices', () => {
     expect(list('')).to.deep.equal([]);
     expect(oneOf('-o', 'json', ['text', 'json'])).to.equal('json');
     expect(usageError(() => oneOf('-o', 'yaml', ['text', 'json']))).to.equal(
-      '-o must be one of text, json, not "yaml"',
+      '-o must be one of text, json, got "yaml"',
     );
     expect(bool('--metrics-secure', 'false')).to.equal(false);
     expect(usageError(() => bool('--metrics-secure', 'yes'))).to.equal(

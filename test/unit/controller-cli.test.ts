@@ -41,7 +41,7 @@ describe('controller: CLI', () => {
     const { out, io: cio } = io();
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
-      'staticsite controller: --workers must be a whole number of at least 1, not "many"\n' +
+      'staticsite controller: --workers must be a whole number of at least 1, got "many"\n' +
         'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT] [--dns-zone Z] [--dns-tsig-key-file F] [--dns-owner-id ID] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false] [--log-level info] [--site-image IMAGE] [--site-port 8080]\n',
     );
   });
@@ -59,7 +59,7 @@ describe('controller: CLI', () => {
     const port = io();
     expect(await run(['controller', '--site-port', '0'], port.io)).to.equal(2);
     expect(port.out.stderr).to.include(
-      'staticsite controller: --site-port must be a whole number from 1 to 65535, not "0"\n',
+      'staticsite controller: --site-port must be a whole number from 1 to 65535, got "0"\n',
     );
   });
 
@@ -73,9 +73,9 @@ describe('controller: CLI', () => {
         ['--shutdown-grace', '1d'],
         '--shutdown-grace must be a duration such as 90s, 10m or 1h30m (units ns, us, ms, s, m, h): unknown unit "d" in "1d"',
       ],
-      [['--leader-elect-retry-period=-2s'], '--leader-elect-retry-period must be at least 0s, not "-2s"'],
-      [['--workers', '0'], '--workers must be a whole number of at least 1, not "0"'],
-      [['--kube-api-qps', '1e3'], '--kube-api-qps must be a whole number of at least 0, not "1e3"'],
+      [['--leader-elect-retry-period=-2s'], '--leader-elect-retry-period must be at least 0s, got "-2s"'],
+      [['--workers', '0'], '--workers must be a whole number of at least 1, got "0"'],
+      [['--kube-api-qps', '1e3'], '--kube-api-qps must be a whole number of at least 0, got "1e3"'],
     ];
     for (const [args, message] of cases) {
       const { out, io: cio } = io();
