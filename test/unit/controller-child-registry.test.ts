@@ -1,20 +1,18 @@
 import { expect } from 'chai';
 import type { StaticSiteV1 } from '../../api/index.ts';
 import { CHILDREN, type ChildKind } from '../../controller/child-registry.ts';
-import { ControllerManager } from '../../controller/manager.ts';
-import { MemoryEventRecorder } from '../../controller/observability/events.ts';
-import { silentLogger } from '../../controller/observability/logger.ts';
+import type { ControllerManager } from '../../controller/manager.ts';
 import { ControllerMetrics } from '../../controller/observability/metrics.ts';
 import { controllerRules } from '../../controller/rbac.ts';
 import { childLabels } from '../../controller/reconcile/children.ts';
 import { setControllerReference } from '../../controller/reconcile/ownership.ts';
 import type { RecordStore } from '../../controller/records/record-store.ts';
 import { requiredPermissions } from '../../controller/startup-checks.ts';
-import { KubeApi } from '../../kube/api-client.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { Probes } from '../../kube/probes-server.ts';
 import { collectionPath, type ResourceType } from '../../kube/resources.ts';
 import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
+import { type RunningManager, startManager } from './controller-fixtures.ts';
 
 const NS = 'web';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
@@ -48,8 +46,7 @@ describe('controller: the child registry (one entry per child kind)', () => {
   let clock: ManualClock;
   let server: FakeApiServer;
   let manager: ControllerManager;
-  let stop: AbortController;
-  let run: Promise<unknown>;
+  let running: RunningManager;
   let metrics: ControllerMetrics;
   const records: RecordStore = { publish: async () => 'created', remove: async () => 'absent' };
 
@@ -63,37 +60,18 @@ describe('controller: the child registry (one entry per child kind)', () => {
       metadata: { name: 'shop', namespace: NS },
       spec: { content: 'shop', replicas: 1 },
     });
-    manager = new ControllerManager(
-      {
-        api: new KubeApi(server),
-        clock,
-        logger: silentLogger(),
-        metrics,
-        records,
-        events: new MemoryEventRecorder(),
-        children: REGISTRY,
-      },
-      {
-        namespace: NS,
-        claimsNamespace: 'staticsite-system',
-        workers: 2,
-        resyncPeriodMs: 0,
-        watchDownThresholdMs: 30_000,
-        shutdownGraceMs: 1000,
-        baseDomain: 'example.com',
-        image: 'nginx',
-      },
-    );
-    stop = new AbortController();
-    run = manager.run(stop.signal);
-    await clock.advance(0);
+    running = await startManager(server, {
+      namespace: NS,
+      clock,
+      metrics,
+      records,
+      resyncPeriodMs: 0,
+      children: REGISTRY,
+    });
+    manager = running.manager;
   });
 
-  afterEach(async () => {
-    stop.abort();
-    await clock.advance(2000);
-    await run;
-  });
+  afterEach(() => running.stop());
 
   const pdb = () => server.read<PodDisruptionBudget>(PDB_PATH, 'shop');
 

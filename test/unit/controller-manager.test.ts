@@ -1,14 +1,12 @@
 import { expect } from 'chai';
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
-import { ControllerManager } from '../../controller/manager.ts';
-import { MemoryEventRecorder } from '../../controller/observability/events.ts';
-import { silentLogger } from '../../controller/observability/logger.ts';
+import type { ControllerManager } from '../../controller/manager.ts';
 import { ControllerMetrics } from '../../controller/observability/metrics.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
-import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment } from '../../kube/objects.ts';
 import { Probes } from '../../kube/probes-server.ts';
 import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
+import { type RunningManager, startManager } from './controller-fixtures.ts';
 
 const NS = 'web';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
@@ -19,8 +17,7 @@ describe('controller: manager (informers, queue and workers together)', () => {
   let clock: ManualClock;
   let server: FakeApiServer;
   let manager: ControllerManager;
-  let stop: AbortController;
-  let run: Promise<unknown>;
+  let running: RunningManager;
   const records = new Map<string, ExternalRecord>();
   const store: RecordStore = {
     publish: async (key, record) => {
@@ -50,36 +47,11 @@ describe('controller: manager (informers, queue and workers together)', () => {
     server = new FakeApiServer();
     records.clear();
     server.seed(SITES, site('a'));
-    manager = new ControllerManager(
-      {
-        api: new KubeApi(server),
-        clock,
-        logger: silentLogger(),
-        metrics,
-        records: store,
-        events: new MemoryEventRecorder(),
-      },
-      {
-        namespace: NS,
-        claimsNamespace: 'staticsite-system',
-        workers: 2,
-        resyncPeriodMs: 60_000,
-        watchDownThresholdMs: 30_000,
-        shutdownGraceMs: 1000,
-        baseDomain: 'example.com',
-        image: 'nginx',
-      },
-    );
-    stop = new AbortController();
-    run = manager.run(stop.signal);
-    await clock.advance(0);
+    running = await startManager(server, { namespace: NS, clock, metrics, records: store, resyncPeriodMs: 60_000 });
+    manager = running.manager;
   });
 
-  afterEach(async () => {
-    stop.abort();
-    await clock.advance(2000);
-    await run;
-  });
+  afterEach(() => running.stop());
 
   it('reconciles every listed site once the caches sync, and reports ready', async () => {
     expect(server.read<StaticSiteV1>(SITES, 'a')?.metadata.finalizers).to.deep.equal([FINALIZER]);

@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
 import type { StaticSiteV1 } from '../../api/index.ts';
-import { CHILDREN } from '../../controller/child-registry.ts';
+import { CHILDREN, type ChildKind } from '../../controller/child-registry.ts';
 import { HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { LeaseElector } from '../../controller/leader/lease-elector.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { controllerRules } from '../../controller/rbac.ts';
+import type { ChildLookup } from '../../controller/reconcile/ensure.ts';
 import { SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
@@ -129,16 +130,19 @@ describe('controller: RBAC manifest', () => {
       namespace: 'sys',
       cache: { get: (key) => server.read(leases, key.split('/')[1] ?? ''), list: () => server.list(leases) },
     });
-    const reconciler = new SiteReconciler({
-      api,
-      children: CHILDREN.map((kind) => ({ kind, cache: { get: () => undefined } })),
-      records,
-      claims,
-      events: new MemoryEventRecorder(),
-      clock,
-      logger: silentLogger(),
-      config: { image: 'nginx', baseDomain: 'example.com' },
-    });
+    /** A reconciler whose child caches are `cacheOf` each kind. */
+    const reconcilerWith = (cacheOf: (kind: ChildKind) => ChildLookup<KubeObject>) =>
+      new SiteReconciler({
+        api,
+        children: CHILDREN.map((kind) => ({ kind, cache: cacheOf(kind) })),
+        records,
+        claims,
+        events: new MemoryEventRecorder(),
+        clock,
+        logger: silentLogger(),
+        config: { image: 'nginx', baseDomain: 'example.com' },
+      });
+    const reconciler = reconcilerWith(() => ({ get: () => undefined }));
     server.seed<StaticSiteV1>(sites, {
       apiVersion: 'staticsite.dev/v1',
       kind: 'StaticSite',
@@ -164,16 +168,7 @@ describe('controller: RBAC manifest', () => {
     const live = <T extends KubeObject>(path: string) => ({
       get: (k: string) => server.read<T>(path, k.split('/')[1] ?? ''),
     });
-    await new SiteReconciler({
-      api,
-      children: CHILDREN.map((kind) => ({ kind, cache: live(collectionPath(kind.type, NS)) })),
-      records,
-      claims,
-      events: new MemoryEventRecorder(),
-      clock,
-      logger: silentLogger(),
-      config: { image: 'nginx', baseDomain: 'example.com' },
-    }).reconcile(`${NS}/shop`);
+    await reconcilerWith((kind) => live(collectionPath(kind.type, NS))).reconcile(`${NS}/shop`);
     // Hostname claims: the informer's list + watch; a lost race (POST 409, GET the claim, GET the
     // holder); a stale claim (deleted with preconditions); the release at deletion.
     await api.transport.request('GET', leases);
