@@ -37,9 +37,6 @@ const METRICS = {
 
 /** The webhook's Prometheus metrics, on a registry of their own (no global state). */
 export class WebhookMetrics extends metricsClass(METRICS) {
-  /** Each path's label sets, made once rather than per request. */
-  private readonly labels = new Map(REVIEW_PATHS.map((path) => [path, { path: { path }, webhook: { webhook: path } }]));
-
   constructor() {
     super();
     // As controller-runtime's InstrumentedHook: the 200 and 500 series exist from the start.
@@ -57,18 +54,18 @@ export class WebhookMetrics extends metricsClass(METRICS) {
    */
   startReview(path: ReviewPath): ReviewRecorder {
     const received = performance.now();
-    const labels = this.labels.get(path) ?? { path: { path }, webhook: { webhook: path } };
-    this.runtimeInFlight.inc(labels.webhook);
+    const webhook = { webhook: path };
+    this.runtimeInFlight.inc(webhook);
     let recorded = false;
     return ({ code, operation, outcome }) => {
       if (recorded) return;
       recorded = true;
       const seconds = (performance.now() - received) / 1000;
-      this.runtimeInFlight.dec(labels.webhook);
+      this.runtimeInFlight.dec(webhook);
       this.requests.inc({ path, operation, outcome });
       this.runtimeRequests.inc({ webhook: path, code: String(code) });
-      this.duration.observe(labels.path, seconds);
-      this.runtimeLatency.observe(labels.webhook, seconds);
+      this.duration.observe({ path }, seconds);
+      this.runtimeLatency.observe(webhook, seconds);
     };
   }
 }
