@@ -5,7 +5,7 @@
  * A value that does not read is a UsageError naming its flag (exit 2).
  */
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { parseGoDurationNanos } from '../crd/cel/duration.ts';
+import { parseGoDurationNanos } from '../crd/apimachinery/go-duration.ts';
 import { type BindAddress, bindAddressProblem, parseBindAddress } from '../kube/bind-address.ts';
 import { UsageError } from './usage.ts';
 

@@ -3,6 +3,7 @@
  * with the checks of kube-openapi's strfmt registry (pkg/validation/strfmt/default.go and friends).
  */
 
+import { parseGoDurationNanos } from '../apimachinery/go-duration.ts';
 import { utf8Length } from '../apimachinery/go-format.ts';
 import { compileGoRegexp, type GoRegexp } from '../apimachinery/go-regexp.ts';
 import { isCidrSloppy, parseIpSloppy, parseIpStrict } from './ip.ts';
@@ -74,7 +75,6 @@ function isDateTime(s: string): boolean {
   return (m[1] ?? '') <= '23' && (m[2] ?? '') <= '59' && (m[3] ?? '') <= '59';
 }
 
-const GO_DURATION = /^[-+]?(([0-9]*(\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h))+$/u;
 const DURATION_UNITS: readonly (readonly string[])[] = [
   ['ns', 'nano'],
   ['us', 'µs', 'micro'],
@@ -86,19 +86,9 @@ const DURATION_UNITS: readonly (readonly string[])[] = [
   ['w', 'wk', 'week'],
 ];
 
-/** time.ParseDuration's grammar: "0", or signed numbers each followed by a unit. */
-function isGoDuration(s: string): boolean {
-  if (s === '0' || s === '+0' || s === '-0') return true;
-  if (!GO_DURATION.test(s)) return false;
-  // every number needs at least one digit ("." alone is not a number)
-  return [...s.matchAll(/([0-9]*)(\.([0-9]*))?(ns|us|µs|μs|ms|s|m|h)/gu)].every(
-    (m) => (m[1] ?? '').length > 0 || (m[3] ?? '').length > 0,
-  );
-}
-
 /** strfmt.ParseDuration: Go's syntax, or "<digits> <unit>" found anywhere in the string. */
 function isDuration(s: string): boolean {
-  if (isGoDuration(s)) return true;
+  if (parseGoDurationNanos(s) !== undefined) return true;
   let ok = false;
   for (const m of s.matchAll(/(([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+))/gu)) {
     if (!Number.isSafeInteger(Number(m[2]))) return false;
