@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { buildCrd, policyObjects } from '../api/index.ts';
+import { controllerRules } from '../controller/rbac.ts';
 import { crdYaml, yaml } from './crd-yaml.ts';
 import { CommandLine, subcommand } from './flags.ts';
 import type { CommandIO } from './usage.ts';
@@ -15,6 +16,23 @@ export const help = GENERATE.help();
 
 const HEADER = '# Generated from api/ by `npm run generate`. Do not edit by hand.\n';
 
+const RBAC_HEADER =
+  "# Generated from the controller's child registry (controller/rbac.ts) by `npm run generate`. Do not edit by hand.\n";
+
+/** The controller's grant on the sites, their children and Events: cluster-wide, or (a Role) in one namespace. */
+function controllerRole(namespace?: string) {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: namespace ? 'Role' : 'ClusterRole',
+    metadata: {
+      name: 'staticsite-controller',
+      ...(namespace && { namespace }),
+      labels: { 'app.kubernetes.io/name': 'staticsite-controller', 'app.kubernetes.io/part-of': 'staticsite-operator' },
+    },
+    rules: controllerRules(),
+  };
+}
+
 /** The files `npm run generate` owns, relative to the manifests directory, with their content. */
 export function generatedManifests(): Map<string, string> {
   return new Map([
@@ -24,6 +42,9 @@ export function generatedManifests(): Map<string, string> {
     // The admission-policy way: v1 only (no conversion webhook), the rules in the policies instead of the
     // schema, no scale subresource (no policy could hold the replicas rule there).
     ['policies/crd.yaml', HEADER + crdYaml(buildCrd({ schemaOnly: true, withoutCelRules: true, withoutScale: true }))],
+    ['controller/controller-clusterrole.yaml', RBAC_HEADER + yaml(controllerRole())],
+    // the single-namespace overlay's namespace (its kustomization.yaml says how to change it)
+    ['overlays/single-namespace/controller-role.yaml', RBAC_HEADER + yaml(controllerRole('sites'))],
     [
       'policies/policies.yaml',
       HEADER +

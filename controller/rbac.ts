@@ -42,7 +42,7 @@ export function watchedNamespacePermissions(namespace: string, children: ChildRe
 }
 
 /**
- * Permissions as RBAC rules, written as manifests/controller/controller-rbac.yaml writes them: the
+ * Permissions as RBAC rules, as `npm run generate` writes them into manifests/controller/controller-clusterrole.yaml: the
  * resources of one API group that take the same verbs share a rule, in the order they first appear.
  */
 export function policyRules(permissions: readonly Permission[]): PolicyRule[] {

@@ -36,7 +36,7 @@ export class StartupCheckError extends Error {
   }
 }
 
-/** Every call the controller makes, by permission (manifests/controller/controller-rbac.yaml grants them). */
+/** Every call the controller makes, by permission (manifests/controller/ grants them). */
 export function requiredPermissions(needs: StartupNeeds): Permission[] {
   const permissions: Permission[] = [
     ...watchedNamespacePermissions(needs.namespace, needs.children),
@@ -151,7 +151,7 @@ export async function checkStartupNeeds(api: KubeApi, needs: StartupNeeds): Prom
   const missing = await missingPermissions(api, requiredPermissions(needs));
   if (missing.length > 0) {
     problems.push(
-      `this identity may not ${missing.map(describePermission).join(', ')}: grant the roles in manifests/controller/controller-rbac.yaml${needs.secureMetrics ? ' and manifests/metrics-auth/metrics-auth-rbac.yaml' : ''}, or run with a kubeconfig that has them`,
+      `this identity may not ${missing.map(describePermission).join(', ')}: grant the roles in manifests/controller/${needs.secureMetrics ? ' and manifests/metrics-auth/metrics-auth-rbac.yaml' : ''}, or run with a kubeconfig that has them`,
     );
   }
   if (problems.length > 0) throw new StartupCheckError(problems);

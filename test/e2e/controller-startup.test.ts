@@ -123,7 +123,7 @@ describe('e2e: the controller checks its start-up dependencies (built CLI, own c
     expect(ended.stderr).to.include(`this identity may not get staticsites.staticsite.dev in namespace ${ns}, `);
     expect(ended.stderr).to.include(`update staticsites/status.staticsite.dev in namespace ${ns}`);
     expect(ended.stderr).to.include(`delete leases.coordination.k8s.io in namespace ${ns}`);
-    expect(ended.stderr).to.include('grant the roles in manifests/controller/controller-rbac.yaml');
+    expect(ended.stderr).to.include('grant the roles in manifests/controller/');
   });
 
   it("as its ServiceAccount with the manifests' RBAC: every check passes and it becomes ready", async () => {

@@ -8,7 +8,11 @@ import { freePort } from '../../devenv/ports.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 
-const RBAC_FILES = ['manifests/controller/controller-rbac.yaml', 'manifests/metrics-auth/metrics-auth-rbac.yaml'];
+const RBAC_FILES = [
+  'manifests/controller/controller-clusterrole.yaml',
+  'manifests/controller/controller-rbac.yaml',
+  'manifests/metrics-auth/metrics-auth-rbac.yaml',
+];
 
 async function rbacText(file: string, namespace: string): Promise<string> {
   const text = await readFile(join(repoRoot, file), 'utf8');
@@ -16,7 +20,7 @@ async function rbacText(file: string, namespace: string): Promise<string> {
 }
 
 /**
- * Applies manifests/controller/controller-rbac.yaml with the real kubectl, its namespace moved to
+ * Applies manifests/controller/ (the generated ClusterRole and controller-rbac.yaml) with the real kubectl, its namespace moved to
  * `namespace` (the ServiceAccount and the leader-election Role live there), and the ClusterRoles of
  * manifests/metrics-auth its secure metrics server needs. removeControllerRbac takes the
  * cluster-wide ones away again (the test cluster is shared).

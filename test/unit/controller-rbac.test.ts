@@ -34,8 +34,12 @@ async function yamlDocs<T>(file: string): Promise<T[]> {
   return parseAllDocuments(text).map((d) => d.toJSON() as T);
 }
 
-function rbac(): Promise<RbacDoc[]> {
-  return yamlDocs<RbacDoc>('manifests/controller/controller-rbac.yaml');
+/** The controller's RBAC: the generated ClusterRole and the hand-written rest. */
+async function rbac(): Promise<RbacDoc[]> {
+  return [
+    ...(await yamlDocs<RbacDoc>('manifests/controller/controller-clusterrole.yaml')),
+    ...(await yamlDocs<RbacDoc>('manifests/controller/controller-rbac.yaml')),
+  ];
 }
 
 /** The RBAC verb and group/resource of one REST call the controller made. */
@@ -85,9 +89,11 @@ describe('controller: RBAC manifest', () => {
 
   it('the single-namespace overlay grants the ClusterRole’s rules as a Role in the watched namespace, and no ClusterRole', async () => {
     const clusterRole = (await rbac()).find((d) => d.kind === 'ClusterRole');
-    const overlay = await yamlDocs<RbacDoc & { roleRef?: { kind: string; name: string }; subjects?: unknown[] }>(
-      'manifests/overlays/single-namespace/namespaced-rbac.yaml',
-    );
+    type Doc = RbacDoc & { roleRef?: { kind: string; name: string }; subjects?: unknown[] };
+    const overlay = [
+      ...(await yamlDocs<Doc>('manifests/overlays/single-namespace/controller-role.yaml')),
+      ...(await yamlDocs<Doc>('manifests/overlays/single-namespace/namespaced-rbac.yaml')),
+    ];
     const role = overlay.find((d) => d.kind === 'Role');
     expect(role?.rules).to.deep.equal(clusterRole?.rules);
     const binding = overlay.find((d) => d.kind === 'RoleBinding');
