@@ -2,7 +2,7 @@ import { GROUP, KIND, specHostname } from '../../api/index.ts';
 import { type AdmissionResult, admit, fieldErrors, invalidMessage, isJsonObject } from '../../crd/index.ts';
 import { MESSAGE_LIMIT } from './bounds.ts';
 import type { HostnameIndex } from './hostname-index.ts';
-import { allowed, denied, errored, MAX_CAUSES } from './responses.ts';
+import { allowed, denied, errored, MAX_CAUSES, reasonForCode } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse, Status } from './review.ts';
 import type { SiteSchemas } from './site-schemas.ts';
 import { fieldValidationOf, siteWrite } from './target.ts';
@@ -13,16 +13,11 @@ export interface ValidatorOptions {
   hostnames?: HostnameIndex;
 }
 
+/** The engine's refusal as the API server's Status: a 422 names the object and its causes; a 400 only says why. */
 function statusFor(result: AdmissionResult, name: string): Status {
-  if (result.code === 422) {
-    return {
-      code: 422,
-      reason: 'Invalid',
-      message: result.message,
-      details: { name, group: GROUP, kind: KIND, causes: result.causes },
-    };
-  }
-  return { code: result.code, reason: 'BadRequest', message: result.message };
+  const status = { code: result.code, reason: reasonForCode(result.code), message: result.message };
+  if (result.code !== 422) return status;
+  return { ...status, details: { name, group: GROUP, kind: KIND, causes: result.causes } };
 }
 
 /**
