@@ -1,7 +1,7 @@
 import type { CustomResourceDefinition } from '../kube/apiextensions.ts';
+import { jsonEqual } from '../kube/json-value.ts';
 import type { CrdTarget, RuleRunner } from './admission.ts';
 import { type FieldError, invalidMessage } from './apimachinery/field-error.ts';
-import { jsonEqual } from './apimachinery/json-value.ts';
 import { type CompiledRules, compileRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';

@@ -10,8 +10,8 @@
  * checks them as ObjectMeta), and the shared runtime cost budget across defaults.
  */
 import type { JSONSchemaProps } from '../kube/apiextensions.ts';
+import { jsonEqual } from '../kube/json-value.ts';
 import { type FieldError, fieldErrors } from './apimachinery/field-error.ts';
-import { jsonEqual } from './apimachinery/json-value.ts';
 import { compileRules, hasRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';

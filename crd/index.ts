@@ -10,6 +10,7 @@
  * Messages are byte-identical to kube-apiserver v1.37 for the same schema (see docs/engine.md).
  */
 
+export { deepCopyJson, isJsonObject, type JsonObject, jsonEqual } from '../kube/json-value.ts';
 export type {
   AdmissionResult,
   AdmitOptions,
@@ -28,7 +29,6 @@ export {
   invalidMessage,
   NIL_PATH,
 } from './apimachinery/field-error.ts';
-export { deepCopyJson, isJsonObject, type JsonObject, jsonEqual } from './apimachinery/json-value.ts';
 export { type CelEnvironment, createCelEnvironment } from './cel/environment.ts';
 export { type ExpressionResult, evaluateExpression } from './cel/expression.ts';
 export { type CompileCrdOptions, type CompiledCrdVersion, CrdVersionError, compileCrdVersion } from './compile.ts';

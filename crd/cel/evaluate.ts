@@ -6,10 +6,10 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import type { ValidationRule } from '../../kube/apiextensions.ts';
+import { jsonEqual } from '../../kube/json-value.ts';
 import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts';
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { goQuote } from '../apimachinery/go-format.ts';
-import { jsonEqual } from '../apimachinery/json-value.ts';
 import type { RuleProgram } from './check.ts';
 import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';

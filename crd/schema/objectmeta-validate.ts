@@ -4,11 +4,11 @@
  * customresource/validator.go.
  */
 
+import { isJsonObject, type JsonObject } from '../../kube/json-value.ts';
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors, PrintedValue } from '../apimachinery/field-error.ts';
 import { compareGoStrings, goQuote, utf8Length } from '../apimachinery/go-format.ts';
 import { GoStruct } from '../apimachinery/go-struct.ts';
-import { isJsonObject, type JsonObject } from '../apimachinery/json-value.ts';
 import {
   isDns1035Label,
   isDns1123Label,

@@ -5,10 +5,10 @@
  * occurred.
  */
 
+import type { JsonObject } from '../../kube/json-value.ts';
 import type { CrdTarget, RuleRunner } from '../admission.ts';
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, type FieldErrorType, fieldErrors, NIL_PATH } from '../apimachinery/field-error.ts';
-import type { JsonObject } from '../apimachinery/json-value.ts';
 import { nameIsDnsSubdomain, pathSegmentName } from '../apimachinery/names.ts';
 import type { CompiledSchema } from './compile.ts';
 import { Correlation } from './correlation.ts';
