@@ -128,6 +128,14 @@ function optionalOldSelfUnused(path: string, value: boolean): FieldError {
   );
 }
 
+/**
+ * multiplyWithOverflowGuard in validation.go: a rule's cost times how often it may run, 0 when either is 0
+ * (a list with maxItems 0 runs its items' rules never, however costly; Infinity is uint64's saturation).
+ */
+function costTimesCardinality(cost: number, cardinality: number): number {
+  return cost === 0 || cardinality === 0 ? 0 : cost * cardinality;
+}
+
 /** The errors of one compiled rule, into `out`, in the API server's order. */
 export function compiledRuleErrors(result: RuleCompilation, place: RulePlace, out: CompileFindings): void {
   const { compiled } = result;
@@ -135,7 +143,7 @@ export function compiledRuleErrors(result: RuleCompilation, place: RulePlace, ou
   // a rule not specified is an error of its fields
   if (isBlank(rule.rule)) return;
   const { path } = place;
-  observeExpressionCost(out, `${path}.rule`, 'estimated rule cost', compiled.staticCost * place.maxCardinality);
+  observeExpressionCost(out, `${path}.rule`, 'estimated rule cost', costTimesCardinality(compiled.staticCost, place.maxCardinality));
   if (compiled.error !== undefined) {
     out.errors.push(new FieldError('FieldValueInvalid', `${path}.rule`, ruleValue(rule), compiled.error));
   } else if (result.messageError !== undefined) {
@@ -147,7 +155,7 @@ export function compiledRuleErrors(result: RuleCompilation, place: RulePlace, ou
       out,
       `${path}.messageExpression`,
       'estimated messageExpression cost',
-      compiled.messageStaticCost * place.maxCardinality,
+      costTimesCardinality(compiled.messageStaticCost, place.maxCardinality),
     );
   }
   if (compiled.usesOldSelf) {
