@@ -1,9 +1,9 @@
 /**
  * No entry point's work grows faster than its input: every hostile shape, at 1x, 2x, 4x and 8x,
  * through a review worker (admission and conversion, the code each webhook review runs) and through
- * `staticsite validate` (the built CLI on a file). Time and the review's peak heap may double with the
- * input; quadratic work quadruples. Each figure is the best of three, above a floor under which
- * timers and the garbage collector decide.
+ * `staticsite validate` (the built CLI on a file). CPU time and the review's peak heap may double with
+ * the input; quadratic work quadruples. Each figure is the best of five (a worker) or three (a
+ * process), above a floor under which timers and the garbage collector decide.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -20,13 +20,20 @@ const SIZES = [1, 2, 4, 8];
 /** The largest input, 8x, is this much of the API server's request limit. */
 const LARGEST_BYTES = 1.5 * 1024 * 1024;
 const TIME_FLOOR_MS = 10;
+/** Reviews in a worker are cheap to repeat: the best of five, which an outlier of a loaded machine rarely is. */
+const ROUNDS = 5;
 const HEAP_FLOOR_BYTES = 4 * 1024 * 1024;
 
-/** Linear: no doubling over 3x the one before (quadratic is 4x), 8x the input within 16x (quadratic 64x). */
+/**
+ * Linear: 8x the input within 16x (quadratic work takes 64x), and no doubling over 3.5x the one before
+ * (quadratic is 4x). A single doubling may step past 3x without the work being quadratic: the size at
+ * which the collector first runs a full collection during a review is paid once (CI's runs showed
+ * 12.6, 34.3, 107.7, 151.9 ms: 3.1x, then 1.4x).
+ */
 function expectLinear(values: number[], floor: number, what: string) {
   const report = `${what} for ${SIZES.join('x, ')}x: ${values.map((v) => v.toFixed(1)).join(', ')}`;
   const atLeast = (v: number | undefined) => Math.max(v ?? 0, floor);
-  for (let i = 1; i < values.length; i++) expect(values[i] ?? 0, report).to.be.below(3 * atLeast(values[i - 1]));
+  for (let i = 1; i < values.length; i++) expect(values[i] ?? 0, report).to.be.below(3.5 * atLeast(values[i - 1]));
   expect(values.at(-1) ?? 0, report).to.be.below(16 * atLeast(values[0]));
 }
 
@@ -39,8 +46,10 @@ function childCpuMs(times: string): number {
 }
 
 /**
- * The shipped review worker (with a garbage collection on request: the fixture measured.ts), one
- * review at a time, timed, and its heap sampled while it works from a collected start.
+ * The shipped review worker (with a garbage collection and its thread's CPU time on request: the
+ * fixture measured.ts), one review at a time, timed by the worker thread's CPU time (a wall clock
+ * carried the machine's load: CI saw doublings over 3x at load 3), and its heap sampled while it
+ * works from a collected start.
  */
 class WorkerProbe {
   private readonly worker: Worker;
@@ -55,16 +64,26 @@ class WorkerProbe {
     this.ready = new Promise((resolve) => this.worker.once('message', () => resolve()));
   }
 
-  private collected(): Promise<void> {
+  /** Asks the worker (the fixture measured.ts) for `request` and waits for its answer of that type. */
+  private ask<T>(request: { gc: true } | { cpu: true }, type: string): Promise<T> {
     return new Promise((resolve) => {
       const listener = (message: { type?: string }) => {
-        if (message?.type !== 'gc') return;
+        if (message?.type !== type) return;
         this.worker.off('message', listener);
-        resolve();
+        resolve(message as T);
       };
       this.worker.on('message', listener);
-      this.worker.postMessage({ gc: true });
+      this.worker.postMessage(request);
     });
+  }
+
+  private async collected(): Promise<void> {
+    await this.ask({ gc: true }, 'gc');
+  }
+
+  /** The worker thread's CPU time so far, in µs. */
+  private async cpuMicros(): Promise<number> {
+    return (await this.ask<{ micros: number }>({ cpu: true }, 'cpu')).micros;
   }
 
   async review(path: ToWorker['path'], review: unknown): Promise<{ ms: number; heapBytes: number }> {
@@ -82,12 +101,12 @@ class WorkerProbe {
       };
       this.worker.on('message', listener);
     });
-    const started = performance.now();
+    const started = await this.cpuMicros();
     this.worker.postMessage({ id, path, contentType: 'application/json', body } satisfies ToWorker, [body]);
     let peak = before;
     while (!done) peak = Math.max(peak, (await this.worker.getHeapStatistics()).used_heap_size);
     await answered;
-    return { ms: performance.now() - started, heapBytes: Math.max(0, peak - before) };
+    return { ms: ((await this.cpuMicros()) - started) / 1000, heapBytes: Math.max(0, peak - before) };
   }
 
   close(): Promise<number> {
@@ -117,7 +136,7 @@ describe('e2e: work grows linearly with every hostile input', function () {
             const review = shape.build(unit * size);
             let ms = Number.POSITIVE_INFINITY;
             let heap = Number.POSITIVE_INFINITY;
-            for (let round = 0; round < 3; round++) {
+            for (let round = 0; round < ROUNDS; round++) {
               const measured = await probe.review(path, review);
               ms = Math.min(ms, measured.ms);
               heap = Math.min(heap, measured.heapBytes);
