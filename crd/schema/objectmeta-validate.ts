@@ -36,6 +36,8 @@ export interface MetaValidationOptions {
   nameFn: (name: string, prefix: boolean) => string[];
   /** The name the API server generates from generateName is not known here: skip the name check then. */
   nameMayBeGenerated: boolean;
+  /** labelErrors(meta, path), when the caller has them already (an update checks the labels three times). */
+  labelErrors?: readonly FieldError[];
 }
 
 /** ValidateObjectMetaAccessor on create (objectmeta.go:207), in its order. */
@@ -66,7 +68,7 @@ export function validateObjectMeta(meta: JsonObject, path: string, options: Meta
   if (typeof generation === 'number' && generation < 0) {
     errs.push(fieldErrors.invalid(`${path}.generation`, generation, 'must be greater than or equal to 0'));
   }
-  validateLabels(stringMap(meta, 'labels'), `${path}.labels`, errs);
+  append(errs, options.labelErrors ?? labelErrors(meta, path));
   const annotations = stringMap(meta, 'annotations');
   let annotationSize = 0;
   for (const [k, v] of Object.entries(annotations)) {
@@ -149,23 +151,31 @@ function validateOwnerReferences(value: unknown, path: string): FieldError[] {
   return errs;
 }
 
-/** ValidateLabels (metav1validation): every key a qualified name, every value a label value. */
-function validateLabels(labels: Record<string, string>, field: string, errs: FieldError[]): void {
-  for (const [k, v] of Object.entries(labels)) {
+/** ValidateLabels (metav1validation) of `meta`'s labels: every key a qualified name, every value a label value. */
+export function labelErrors(meta: JsonObject, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const field = `${path}.labels`;
+  for (const [k, v] of Object.entries(stringMap(meta, 'labels'))) {
     for (const msg of isQualifiedName(k)) errs.push(fieldErrors.invalid(field, k, msg));
     for (const msg of isLabelValue(v)) errs.push(fieldErrors.invalid(field, v, msg));
   }
+  return errs;
 }
 
-/** ValidateObjectMetaAccessorUpdate's immutable fields (objectmeta.go:337). */
-export function validateObjectMetaUpdate(meta: JsonObject, old: JsonObject, path: string): FieldError[] {
+/** ValidateObjectMetaAccessorUpdate's immutable fields (objectmeta.go:337); `labels` as in MetaValidationOptions. */
+export function validateObjectMetaUpdate(
+  meta: JsonObject,
+  old: JsonObject,
+  path: string,
+  labels: readonly FieldError[] = labelErrors(meta, path),
+): FieldError[] {
   const errs: FieldError[] = [];
   for (const key of ['name', 'namespace', 'uid']) {
     if (str(meta, key) !== str(old, key)) {
       errs.push(fieldErrors.invalid(`${path}.${key}`, str(meta, key), 'field is immutable'));
     }
   }
-  validateLabels(stringMap(meta, 'labels'), `${path}.labels`, errs);
+  append(errs, labels);
   for (const k of Object.keys(stringMap(meta, 'annotations'))) {
     for (const msg of isQualifiedName(k.toLowerCase())) errs.push(fieldErrors.invalid(`${path}.annotations`, k, msg));
   }

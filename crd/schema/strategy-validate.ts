@@ -14,7 +14,7 @@ import type { CompiledSchema } from './compile.ts';
 import { Correlation } from './correlation.ts';
 import { validateEmbeddedResources } from './embedded.ts';
 import { validateListSetsAndMaps } from './listtype.ts';
-import { validateObjectMeta, validateObjectMetaUpdate } from './objectmeta-validate.ts';
+import { labelErrors, validateObjectMeta, validateObjectMetaUpdate } from './objectmeta-validate.ts';
 import { toFieldErrors } from './openapi-errors.ts';
 import { validateAgainstSchema } from './openapi-validate.ts';
 import { metadataOf } from './prepare.ts';
@@ -55,14 +55,17 @@ function objectMetaErrors(target: CrdTarget, object: JsonObject, oldObject: Json
   // rest.ValidateUpdate: the common fields (ValidateObjectMetaAccessor with path-segment names,
   // then ValidateObjectMetaAccessorUpdate), then the strategy's ObjectMeta update check, which
   // runs ValidateObjectMetaAccessorUpdate again: a bad label on update is reported three times.
+  // The same checks give the same errors: the labels are checked once, the update check computed once
+  // (a hostile review's labels are costly).
   const meta = metadataOf(object);
+  const labels = labelErrors(meta, 'metadata');
   const errors = validateObjectMeta(meta, 'metadata', {
     requiresNamespace: target.namespaced,
     nameFn: pathSegmentName,
     nameMayBeGenerated: false,
+    labelErrors: labels,
   });
-  // The same check twice gives the same errors: computed once (a hostile review's labels are costly).
-  const update = validateObjectMetaUpdate(meta, metadataOf(oldObject), 'metadata');
+  const update = validateObjectMetaUpdate(meta, metadataOf(oldObject), 'metadata', labels);
   append(errors, update);
   append(errors, update);
   return errors;

