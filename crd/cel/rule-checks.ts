@@ -143,7 +143,12 @@ export function compiledRuleErrors(result: RuleCompilation, place: RulePlace, ou
   // a rule not specified is an error of its fields
   if (isBlank(rule.rule)) return;
   const { path } = place;
-  observeExpressionCost(out, `${path}.rule`, 'estimated rule cost', costTimesCardinality(compiled.staticCost, place.maxCardinality));
+  observeExpressionCost(
+    out,
+    `${path}.rule`,
+    'estimated rule cost',
+    costTimesCardinality(compiled.staticCost, place.maxCardinality),
+  );
   if (compiled.error !== undefined) {
     out.errors.push(new FieldError('FieldValueInvalid', `${path}.rule`, ruleValue(rule), compiled.error));
   } else if (result.messageError !== undefined) {
