@@ -27,7 +27,10 @@ const COMMANDS: CommandTable = {
   },
   controller: { summary: 'run the StaticSite controller', load: () => import('./controller-command.ts') },
   crd: { summary: 'print the StaticSite CRD as YAML', load: () => import('./crd-command.ts') },
-  generate: { summary: 'write the generated CRDs into manifests/', load: () => import('./generate-command.ts') },
+  generate: {
+    summary: 'write the generated CRDs, admission policies and controller RBAC into manifests/',
+    load: () => import('./generate-command.ts'),
+  },
   local: { summary: 'run the whole system on this machine', load: () => import('./local-command.ts') },
   validate: {
     summary: 'admit objects as the API server would (prune, default, validate)',
