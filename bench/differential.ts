@@ -30,7 +30,7 @@ await fc.assert(
       const key = gap ? `known gap: ${gap}` : `unexplained ${m.class}: ${(m.differences[0] ?? '').slice(0, 60)}`;
       const entry = byClass.get(key) ?? {
         count: 0,
-        first: JSON.stringify({ case: outcome.request, differences: m.differences }),
+        first: JSON.stringify({ differences: m.differences, case: outcome.request }),
       };
       entry.count++;
       byClass.set(key, entry);
@@ -52,5 +52,5 @@ console.log(
   `mismatches: ${[...byClass.values()].reduce((n, e) => n + e.count, 0)} (${unexplained} outside the known gaps)`,
 );
 for (const [k, e] of [...byClass].sort((a, b) => b[1].count - a[1].count)) {
-  console.log(`\n${e.count} × ${k}\n  ${e.first.slice(0, 3000)}`);
+  console.log(`\n${e.count} × ${k}\n  ${e.first.slice(0, 6000)}`);
 }

@@ -4,7 +4,7 @@
  * Sources: github.com/google/cel-go@v0.29.2/cel/validator.go; k8s.io/apiserver@v0.37.2/pkg/cel/environment/base.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { celGoTypeName, displayIssue, type LibraryError, toCelGoIssue } from './issues.ts';
+import { celGoTypeName, displayIssue, type LibraryError, toCelGoIssue, toCelGoIssues } from './issues.ts';
 import type { RegexCache } from './library/re2.ts';
 import {
   type ExpressionAst,
@@ -48,7 +48,7 @@ export function checkExpression(
     return { issue: toCelGoIssue(error as LibraryError, source) };
   }
   const checked = parsed.check();
-  if (!checked.valid) return { issue: toCelGoIssue(checked.error as LibraryError, source) };
+  if (!checked.valid) return { issue: toCelGoIssues(checked.errors as LibraryError[], source) };
   const heterogeneous = findHeterogeneousLiterals(parsed.ast);
   if (heterogeneous.length > 0) {
     return {

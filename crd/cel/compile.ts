@@ -93,7 +93,7 @@ interface CompileWalk extends RuleEnvironment {
   compileExpressions: boolean;
   /** The rules' own field errors found so far, for the nodes above to know of those below. */
   schemaErrorCount: number;
-  /** Nodes whose list type refuses their items (schema errors too, wherever the rules are). */
+  /** Lists whose list type refuses their items (a schema error of the list and the nodes above it). */
   listTypeErrorPaths: readonly string[];
   errors: FieldError[];
 }
@@ -327,7 +327,8 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
     clockNanos: options.clockNanos ?? clockNanos,
     compileExpressions: options.compileExpressions ?? true,
     schemaErrorCount: 0,
-    listTypeErrorPaths: listTypeErrors.map((e) => e.field),
+    // The API server finds the error while validating the list, after its items' rules were compiled.
+    listTypeErrorPaths: listTypeErrors.map((e) => e.field.replace(/\.items\.nullable$/, '')),
   };
   const root = compileNode(walk, {
     schema: openAPIV3Schema,

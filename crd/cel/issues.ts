@@ -13,6 +13,7 @@ interface ErrorNode {
   start?: number;
   end?: number;
   input?: string;
+  checkedType?: { name?: string };
 }
 
 /** The subset of a @marcbachmann/cel-js error the translation reads. */
@@ -132,6 +133,17 @@ function celGoOffset(node: ErrorNode, input: string): number {
   }
 }
 
+/** The library names a method's receiver by its kind alone (`optional`, `list`); cel-go by its whole type. */
+function withReceiverType(summary: string, node: ErrorNode): string {
+  const receiver = node.op === 'rcall' && Array.isArray(node.args) ? (node.args[1] as ErrorNode) : undefined;
+  const name = receiver?.checkedType?.name;
+  const method = Array.isArray(node.args) ? String(node.args[0]) : '';
+  const prefix = "found no matching overload for '";
+  const at = summary.lastIndexOf(`.${method}(`);
+  if (name === undefined || /Namespace$/.test(name) || !summary.startsWith(prefix) || at < 0) return summary;
+  return `${prefix}${name}${summary.slice(at)}`;
+}
+
 function overloadMessage(summary: string): string | undefined {
   let m = /^no such overload: (.+) (==|!=|<=|>=|<|>|\+|-|\*|\/|%|in) (.+)$/.exec(summary);
   if (m)
@@ -249,7 +261,7 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
   switch (error.code) {
     case 'no_such_overload':
     case 'no_matching_overload':
-      return displayIssue(input, offset, overloadMessage(summary) ?? summary);
+      return displayIssue(input, offset, overloadMessage(withReceiverType(summary, node)) ?? summary);
     case 'no_such_key': {
       const field = /^No such key: (.*)$/.exec(summary)?.[1] ?? '';
       return displayIssue(input, offset, `undefined field '${field}'`);
@@ -262,6 +274,29 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
       if (!input.startsWith(name, offset) || !call?.[1]) return first;
       const paren = offset + name.length + call[0].length - 1;
       return `${first}\n${displayIssue(input, paren, `undeclared reference to '${call[1]}' (in container '')`)}`;
+    }
+    case 'incompatible_argument_type': {
+      // cel-go declares or/orValue as overloads of optional_type(T), checked at the call's '('.
+      const m = /^optional\.(or|orValue)\(\w+\) argument must be compatible type, got '(.+)' and '(.+)'$/.exec(summary);
+      if (!m) return displayIssue(input, offset, summary);
+      const receiver = m[1] === 'orValue' ? `optional<${m[2]}>` : (m[2] ?? '');
+      const at = input.lastIndexOf('(', node.start ?? offset);
+      const types = `${celGoTypeName(receiver)}.(${celGoTypeName(m[3] ?? '')})`;
+      return displayIssue(input, at < 0 ? offset : at, `found no matching overload for '${m[1]}' applied to '${types}'`);
+    }
+    case 'invalid_logical_operand': {
+      // cel-go checks each operand of && and || against bool, at the operand.
+      const operands = Array.isArray(node.args) ? (node.args as ErrorNode[]) : [];
+      return operands
+        .filter((o) => !['bool', 'dyn', undefined].includes(o.checkedType?.name))
+        .map((o) =>
+          displayIssue(
+            input,
+            celGoOffset(o, input),
+            `expected type 'bool' but found '${celGoTypeName(o.checkedType?.name ?? '')}'`,
+          ),
+        )
+        .join('\n');
     }
     case 'cannot_index_type': {
       const type = /'(.*)'/.exec(summary)?.[1] ?? '';
@@ -284,4 +319,23 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
         return syntaxIssues(summary, input, node.start ?? error.range?.start ?? 0).join('\n');
       return displayIssue(input, offset, summary);
   }
+}
+
+/** The line and column of one displayed issue, the order cel-go's Errors.ToDisplayString sorts them in. */
+function issueLocation(issue: string): [number, number] {
+  const m = /^ERROR: <input>:(\d+):(\d+):/.exec(issue);
+  return [Number(m?.[1] ?? 0), Number(m?.[2] ?? 0)];
+}
+
+/** Every error of one check, as cel-go displays them: sorted by line and column (stably), one per line. */
+export function toCelGoIssues(errors: readonly LibraryError[], input: string): string {
+  // `ns.f(x)` of a namespace the environment lacks is reported with the namespace (see unknown_variable).
+  const undeclared = new Set(errors.filter((e) => e.code === 'unknown_variable').map((e) => e.node));
+  const reported = errors.filter(
+    (e) => !(e.node?.op === 'rcall' && Array.isArray(e.node.args) && undeclared.has(e.node.args[1] as ErrorNode)),
+  );
+  const issues = reported.flatMap((e) => toCelGoIssue(e, input).split(/\n(?=ERROR: <input>:)/));
+  const located = issues.map((text, i) => ({ text, i, at: issueLocation(text) }));
+  located.sort((a, b) => a.at[0] - b.at[0] || a.at[1] - b.at[1] || a.i - b.i);
+  return located.map((l) => l.text).join('\n');
 }

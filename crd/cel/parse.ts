@@ -17,7 +17,8 @@ export interface ExpressionAst {
 
 export interface ParsedExpression {
   ast: ExpressionAst;
-  check(): { valid: true; type: string } | { valid: false; error: unknown };
+  /** Every type error, as cel-go's checker reports them: a node that fails is typed dyn and checking goes on. */
+  check(): { valid: true; type: string } | { valid: false; errors: unknown[] };
   evaluate(activation: Record<string, unknown>): unknown;
 }
 
@@ -58,7 +59,50 @@ export function parseExpression(env: Environment, source: string): ParsedExpress
   };
   renameOverriddenCalls(parsed.ast);
   allowPresenceTestsOnAnyOperand(walk(parsed.ast) as Iterable<never>);
-  return { ast: parsed.ast, check: () => parsed.check(), evaluate: parsed };
+  return { ast: parsed.ast, check: () => checkEveryNode(parsed), evaluate: parsed };
+}
+
+type NodeCheck = (checker: { dynType: unknown }, ast: unknown, ctx: unknown) => unknown;
+
+/**
+ * cel-go's checker types a failing node as its error type, which assigns to anything like dyn, and goes
+ * on, so it reports every error; @marcbachmann/cel-js stops at the first. For the duration of one check,
+ * each node of this AST catches its own failure, records it and types itself dyn.
+ */
+function checkEveryNode(parsed: {
+  ast: ExpressionAst;
+  check(): { valid: true; type: string } | { valid: false; error: unknown };
+}): { valid: true; type: string } | { valid: false; errors: unknown[] } {
+  const errors: unknown[] = [];
+  const nodes = [...walk(parsed.ast)];
+  for (const node of nodes) {
+    const own = (Object.getPrototypeOf(node) as { check: NodeCheck }).check;
+    Object.defineProperty(node, 'check', {
+      configurable: true,
+      value(this: ExpressionAst, checker: { dynType: unknown }, ast: unknown, ctx: unknown) {
+        try {
+          return own.call(this, checker, ast, ctx);
+        } catch (error) {
+          errors.push(withNode(error, node));
+          return checker.dynType;
+        }
+      },
+    });
+  }
+  try {
+    const checked = parsed.check();
+    if (!checked.valid) errors.push(checked.error);
+    if (errors.length > 0 || !checked.valid) return { valid: false, errors };
+    return checked;
+  } finally {
+    for (const node of nodes) delete (node as Partial<{ check: unknown }>).check;
+  }
+}
+
+/** The library attaches the failing node as the error leaves the checker; here it leaves at the node. */
+function withNode(error: unknown, node: ExpressionAst): unknown {
+  const attach = (error as { withAst?: (n: unknown) => unknown } | null)?.withAst;
+  return typeof attach === 'function' ? attach.call(error, node) : error;
 }
 
 /** Whether the expression refers to the variable `name` (outside comprehensions that rebind it). */
