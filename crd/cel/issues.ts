@@ -282,7 +282,11 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
       const receiver = m[1] === 'orValue' ? `optional<${m[2]}>` : (m[2] ?? '');
       const at = input.lastIndexOf('(', node.start ?? offset);
       const types = `${celGoTypeName(receiver)}.(${celGoTypeName(m[3] ?? '')})`;
-      return displayIssue(input, at < 0 ? offset : at, `found no matching overload for '${m[1]}' applied to '${types}'`);
+      return displayIssue(
+        input,
+        at < 0 ? offset : at,
+        `found no matching overload for '${m[1]}' applied to '${types}'`,
+      );
     }
     case 'invalid_logical_operand': {
       // cel-go checks each operand of && and || against bool, at the operand.
