@@ -75,6 +75,18 @@ function isScalar(t: Node['checkedType']): boolean {
   return SCALAR_KINDS.has(t.name ?? '');
 }
 
+/** `-` written right before an int or double literal (CEL's `sign=MINUS? NUM_INT` and `NUM_FLOAT`). */
+function isNegativeLiteral(node: Node & { start?: number; input?: string }): boolean {
+  const operand = node.args as (Node & { start?: number }) | undefined;
+  if (!isNode(operand) || operand.op !== 'value') return false;
+  if (typeof operand.args !== 'bigint' && typeof operand.args !== 'number') return false;
+  const between = node.input?.slice((node.start ?? 0) + 1, operand.start ?? 0);
+  return between !== undefined && between.trim() === '';
+}
+
+/** multiplyUint64 in cel-go: a count of 0 costs nothing, however costly each step (Infinity saturates). */
+const times = (n: number, step: number) => (n === 0 || step === 0 ? 0 : n * step);
+
 function walk(node: unknown, ctx: Ctx): Estimate {
   const estimate = walkNode(node, ctx);
   if (estimate.size === undefined && isNode(node) && isScalar(node.checkedType))
@@ -131,8 +143,10 @@ function walkNode(node: unknown, ctx: Ctx): Estimate {
       };
     }
     case '!_':
-    case '-_':
       return { cost: walk(a, ctx).cost + 1 };
+    case '-_':
+      // cel-go's grammar reads `-5` and `-2.5` as one literal: a negation costs only on anything else.
+      return { cost: walk(a, ctx).cost + (isNegativeLiteral(node) ? 0 : 1) };
     case 'call':
       return call((a as [string, Node[]])[0], undefined, (a as [string, Node[]])[1], ctx);
     case 'rcall': {
@@ -233,7 +247,7 @@ function comprehension(name: string, receiver: Node, args: Node[], ctx: Ctx): Es
     const parts = args.slice(2).map((x) => walk(x, inner).cost);
     const step = perIteration(parts);
     const init = name.startsWith('transform') ? (name === 'transformList' ? 10 : 30) : 0;
-    return { cost: range.cost + init + 1 + (n === Infinity ? Infinity : n * step), size: computedList(n) };
+    return { cost: range.cost + init + 1 + times(n, step), size: computedList(n) };
   }
   const perIteration = ONE_VAR_MACROS[name];
   if (!perIteration || args.length < 2) return undefined;
@@ -244,7 +258,7 @@ function comprehension(name: string, receiver: Node, args: Node[], ctx: Ctx): Es
   const init = name === 'map' || name === 'filter' ? 10 : 0;
   const result = name === 'exists_one' ? 2 : 1;
   return {
-    cost: range.cost + init + result + (n === Infinity || step === Infinity ? Infinity : n * step),
+    cost: range.cost + init + result + times(n, step),
     size: name === 'map' || name === 'filter' ? computedList(n) : undefined,
   };
 }
@@ -384,7 +398,7 @@ function listCallCost(c: CallSite): Estimate | undefined {
         const elemCost = /list<(string|bytes)>/.test(elemKind) ? 1 + factor(elemSize, STRING_FACTOR) : 1;
         return fixed(c, t === Infinity ? Infinity : t * elemCost);
       }
-      if (name === 'k8s_indexOf' || name === 'k8s_lastIndexOf') return fixed(c, 1);
+      // the Kubernetes estimator prices indexOf/lastIndexOf on anything not a list as a string scan
       return fixed(c, factor(t, STRING_FACTOR));
     }
     case 'slice': {
@@ -449,12 +463,27 @@ function libraryTypeCallCost(c: CallSite): Estimate | undefined {
   }
 }
 
+/**
+ * string() and bytes() (cel-go checker/cost.go BytesToString, StringToBytes: a scan of the argument). On a dyn
+ * argument cel-go prices every candidate overload and takes the union: the scan, at least 1.
+ */
+function conversionCost(c: CallSite): Estimate | undefined {
+  if (c.receiver || c.args.length !== 1) return undefined;
+  const kind = kindOf(c.args[0] as Node);
+  const converts = (c.name === 'string' && kind === 'bytes') || (c.name === 'bytes' && kind === 'string');
+  if (!converts && kind !== 'dyn') return undefined;
+  if (c.name !== 'string' && c.name !== 'bytes') return undefined;
+  const scan = factor(c.a0, STRING_FACTOR);
+  const size = fixedSize(c.name === 'bytes' && c.a0 !== Infinity ? c.a0 * 4 : c.a0);
+  return { cost: (converts ? scan : Math.max(1, scan)) + c.argCost, size };
+}
+
 /** A function call: the call's own cost (1 unless priced above) plus its operands'. */
 function call(name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): Estimate {
   const special = specialFormCost(name, receiver, args, ctx);
   if (special) return special;
   const c = callSite(name, receiver, args, ctx);
-  return stringCallCost(c) ?? listCallCost(c) ?? libraryTypeCallCost(c) ?? fixed(c, 1);
+  return stringCallCost(c) ?? listCallCost(c) ?? libraryTypeCallCost(c) ?? conversionCost(c) ?? fixed(c, 1);
 }
 
 /** The cost of one checked expression (its @marcbachmann/cel-js AST) given the sizes of its variables. */

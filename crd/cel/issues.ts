@@ -240,6 +240,31 @@ function syntaxIssues(summary: string, input: string, offset: number): string[] 
   return [displayIssue(input, offset, `Syntax error: ${summary}`)];
 }
 
+/** cel-go declares or/orValue as overloads of optional_type(T), checked at the call's '('. */
+function optionalArgumentIssue(summary: string, node: ErrorNode, input: string): string | undefined {
+  const m = /^optional\.(or|orValue)\(\w+\) argument must be compatible type, got '(.+)' and '(.+)'$/.exec(summary);
+  if (!m) return undefined;
+  const receiver = m[1] === 'orValue' ? `optional<${m[2]}>` : (m[2] ?? '');
+  const at = input.lastIndexOf('(', node.start ?? 0);
+  const types = `${celGoTypeName(receiver)}.(${celGoTypeName(m[3] ?? '')})`;
+  return displayIssue(input, Math.max(at, 0), `found no matching overload for '${m[1]}' applied to '${types}'`);
+}
+
+/** cel-go checks each operand of && and || against bool, at the operand. */
+function logicalOperandIssues(node: ErrorNode, input: string): string {
+  const operands = Array.isArray(node.args) ? (node.args as ErrorNode[]) : [];
+  return operands
+    .filter((o) => !['bool', 'dyn', undefined].includes(o.checkedType?.name))
+    .map((o) =>
+      displayIssue(
+        input,
+        celGoOffset(o, input),
+        `expected type 'bool' but found '${celGoTypeName(o.checkedType?.name ?? '')}'`,
+      ),
+    )
+    .join('\n');
+}
+
 /** The cel-go issue text for a library error raised while parsing or checking `input`. */
 export function toCelGoIssue(error: LibraryError, input: string): string {
   const node = error.node ?? {};
@@ -275,33 +300,10 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
       const paren = offset + name.length + call[0].length - 1;
       return `${first}\n${displayIssue(input, paren, `undeclared reference to '${call[1]}' (in container '')`)}`;
     }
-    case 'incompatible_argument_type': {
-      // cel-go declares or/orValue as overloads of optional_type(T), checked at the call's '('.
-      const m = /^optional\.(or|orValue)\(\w+\) argument must be compatible type, got '(.+)' and '(.+)'$/.exec(summary);
-      if (!m) return displayIssue(input, offset, summary);
-      const receiver = m[1] === 'orValue' ? `optional<${m[2]}>` : (m[2] ?? '');
-      const at = input.lastIndexOf('(', node.start ?? offset);
-      const types = `${celGoTypeName(receiver)}.(${celGoTypeName(m[3] ?? '')})`;
-      return displayIssue(
-        input,
-        at < 0 ? offset : at,
-        `found no matching overload for '${m[1]}' applied to '${types}'`,
-      );
-    }
-    case 'invalid_logical_operand': {
-      // cel-go checks each operand of && and || against bool, at the operand.
-      const operands = Array.isArray(node.args) ? (node.args as ErrorNode[]) : [];
-      return operands
-        .filter((o) => !['bool', 'dyn', undefined].includes(o.checkedType?.name))
-        .map((o) =>
-          displayIssue(
-            input,
-            celGoOffset(o, input),
-            `expected type 'bool' but found '${celGoTypeName(o.checkedType?.name ?? '')}'`,
-          ),
-        )
-        .join('\n');
-    }
+    case 'incompatible_argument_type':
+      return optionalArgumentIssue(summary, node, input) ?? displayIssue(input, offset, summary);
+    case 'invalid_logical_operand':
+      return logicalOperandIssues(node, input);
     case 'cannot_index_type': {
       const type = /'(.*)'/.exec(summary)?.[1] ?? '';
       if (node.op === '.' || node.op === '.?')

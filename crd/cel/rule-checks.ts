@@ -156,11 +156,12 @@ export function compiledRuleErrors(result: RuleCompilation, place: RulePlace, ou
       new FieldError('FieldValueInvalid', `${path}.messageExpression`, ruleValue(rule), result.messageError),
     );
   } else if (rule.messageExpression !== undefined && rule.messageExpression !== '') {
+    // validation.go observes MessageExpressionMaxCost as it is: one call, not times the cardinality.
     observeExpressionCost(
       out,
       `${path}.messageExpression`,
       'estimated messageExpression cost',
-      costTimesCardinality(compiled.messageStaticCost, place.maxCardinality),
+      compiled.messageStaticCost,
     );
   }
   if (compiled.usesOldSelf) {

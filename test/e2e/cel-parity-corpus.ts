@@ -1036,4 +1036,30 @@ bad('type', num, 'math.ceil(self) == self');
 bad('type', str, "base64.decode(self).size() > 1 && self.startsWith('a')");
 bad('type', { type: 'string', format: 'date', maxLength: 10 }, "self.contains('-')");
 bad('type', { type: 'string', format: 'date-time', maxLength: 40 }, 'self.size() > 1');
+// cel-go's checker goes on after a type error: every error, sorted by where it is
+bad(
+  'type',
+  { type: 'object', properties: { name: str, replicas: int } },
+  "self.name + 1 == 'x' && self.replicas == 'two'",
+);
+bad(
+  'type',
+  { type: 'object', properties: { name: str } },
+  "size(1) + size(true) == self.nope.size() && self.name.size() == 'a'",
+);
+bad('type', { type: 'object', properties: { name: str, replicas: int } }, 'self.replicas || self.name');
+bad('type', intList, "self.all(x, x + 'a' == 1) || self.map(x, x.size()) == [1]");
+bad('type', str, { rule: 'self == oldSelf.orValue(1)', optionalOldSelf: true });
+bad('type', str, { rule: 'oldSelf.size() > 0', optionalOldSelf: true });
+bad('type', str, { rule: 'oldSelf.or(optional.of(1)).hasValue()', optionalOldSelf: true });
+bad('type', intList, "self.size(1) == 1 && self.join(1) == ''");
+// static cost: a messageExpression is priced per call (not times its node's cardinality); `-5` is a literal;
+// a comprehension over a list of at most 0 items costs nothing per item; indexOf on a string scans it;
+// string() and bytes() of bytes, strings and int-or-string scan their argument
+bad('cost', { type: 'array', items: withRules(str, { rule: "self != ''", messageExpression: "'bad: ' + self" }) });
+bad('cost', { type: 'array', items: int }, 'self.all(x, x - 1 >= -5)');
+bad('cost', { type: 'array', maxItems: 0, items: intList }, 'self.all(x, lists.range(size(x)).all(i, i < 5))');
+bad('cost', { type: 'array', maxItems: 3, items: unboundedStr }, "self.all(x, x.indexOf('b') < 2)");
+bad('cost', { type: 'array', items: { 'x-kubernetes-int-or-string': true } }, "self.all(x, string(x).endsWith('%'))");
+bad('cost', { type: 'string', format: 'byte' }, 'string(self).size() < 3 && bytes(string(self)).size() < 3');
 export const COMPILE_CASES: readonly CompileCase[] = compileCases;
