@@ -82,7 +82,8 @@ export function checkExpression(
   const program = { ast: parsed.ast, run: parsed.evaluate };
   for (const call of findConstantConversions(parsed.ast)) {
     try {
-      env.evaluate(source.slice(call.start, call.end));
+      const constant = parseExpression(env, source.slice(call.start, call.end));
+      if (constant.check().valid) constant.evaluate({});
     } catch (error) {
       return { program, type: checked.type, instantiationError: runtimeErrorText(error) };
     }

@@ -249,7 +249,12 @@ function validateExpressions(run: Run, node: CompiledNode, at: Visit): boolean {
     oldSelf = !node.usesOldSelf || at.old === undefined || at.old === null ? undefined : node.convert(at.old);
   } catch (error) {
     if (!(error instanceof CelValueError)) throw error;
-    run.errors.push(new FieldError('FieldValueInvalid', shown, type, error.message));
+    if (!error.evaluating) {
+      run.errors.push(new FieldError('FieldValueInvalid', shown, type, error.message));
+      return true;
+    }
+    const failing: NodeEvaluation = { run, node, at, shown, self: undefined, oldSelf: undefined };
+    for (const compiled of node.rules) run.errors.push(ruleMeetingError(failing, compiled, error.message));
     return true;
   }
   const evaluation: NodeEvaluation = { run, node, at, shown, self, oldSelf };
@@ -266,6 +271,17 @@ function evaluationError(evaluation: NodeEvaluation, rule: ValidationRule, text:
     ? `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`
     : `${text} evaluating rule: ${ruleErrorString(rule)}`;
   return new FieldError('FieldValueInvalid', shown, node.schemaType, detail);
+}
+
+/** A rule whose value is an error (a byte string that does not decode): its compile error, or the error it meets. */
+function ruleMeetingError(evaluation: NodeEvaluation, compiled: CompiledRule, text: string): FieldError {
+  if (compiled.error === undefined) return evaluationError(evaluation, compiled.rule, text);
+  return new FieldError(
+    'FieldValueInvalid',
+    evaluation.shown,
+    evaluation.node.schemaType,
+    `rule compile error: ${compiled.error}`,
+  );
 }
 
 /** Evaluates one rule; returns false when evaluation must stop. */

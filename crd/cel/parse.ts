@@ -5,6 +5,7 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { allowPresenceTestsOnAnyOperand } from './has-macro.ts';
+import { CelFunctionError } from './library/errors.ts';
 import { isValidRe2, type RegexCache } from './library/re2.ts';
 import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
 
@@ -93,9 +94,79 @@ function checkEveryNode(parsed: {
     const checked = parsed.check();
     if (!checked.valid) errors.push(checked.error);
     if (errors.length > 0 || !checked.valid) return { valid: false, errors };
+    refuseOrderingNaN(nodes);
+    convertAsCelGo(nodes);
     return checked;
   } finally {
     for (const node of nodes) delete (node as Partial<{ check: unknown }>).check;
+  }
+}
+
+type BinaryHandle = (left: unknown, right: unknown, ast: unknown, ev: unknown) => unknown;
+const ORDERINGS: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
+const isNaNDouble = (x: unknown) => typeof x === 'number' && Number.isNaN(x);
+
+/**
+ * cel-go's Double and Int Compare return "NaN values cannot be ordered" where JavaScript answers false. The
+ * library's comparison overloads cannot be replaced, so each checked ordering node refuses NaN before them.
+ */
+function refuseOrderingNaN(nodes: readonly ExpressionAst[]): void {
+  for (const node of nodes) {
+    const ordered = node as ExpressionAst & { handle?: BinaryHandle };
+    const compare = ordered.handle;
+    if (!ORDERINGS.has(node.op) || typeof compare !== 'function') continue;
+    ordered.handle = (left, right, ast, ev) => {
+      if (isNaNDouble(left) || isNaNDouble(right)) throw new CelFunctionError('NaN values cannot be ordered');
+      return compare(left, right, ast, ev);
+    };
+  }
+}
+
+type CallHandle = (args: unknown[], ast: unknown, ev: unknown) => unknown;
+const TWO_TO_63 = 2 ** 63;
+const TWO_TO_64 = 2 ** 64;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function validUtf8(bytes: Uint8Array): boolean {
+  try {
+    UTF8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What cel-go's conversions refuse and the library's accept (common/types string.go, double.go, bytes.go,
+ * overflow.go): strconv.ParseInt and ParseUint of base-10 digits only (no empty string), doubles out of
+ * int64/uint64 range, bytes that are not UTF-8.
+ */
+function conversionError(name: string, value: unknown): string | undefined {
+  if (name === 'int') {
+    if (typeof value === 'string' && !/^[+-]?[0-9]+$/.test(value))
+      return "type conversion error from 'string' to 'int'";
+    if (typeof value === 'number' && !(value > -TWO_TO_63 && value < TWO_TO_63)) return 'integer overflow';
+  } else if (name === 'uint') {
+    if (typeof value === 'string' && !/^[0-9]+$/.test(value)) return "type conversion error from 'string' to 'uint'";
+    if (typeof value === 'number' && !(value >= 0 && value < TWO_TO_64)) return 'unsigned integer overflow';
+  } else if (name === 'string' && value instanceof Uint8Array && !validUtf8(value)) {
+    return 'invalid UTF-8 in bytes, cannot convert to string';
+  }
+  return undefined;
+}
+
+/** The library's int(), uint() and string() overloads cannot be replaced: each checked call refuses first. */
+function convertAsCelGo(nodes: readonly ExpressionAst[]): void {
+  for (const node of nodes) {
+    const call = node as ExpressionAst & { handle?: CallHandle };
+    const convert = call.handle;
+    const name = Array.isArray(node.args) ? node.args[0] : undefined;
+    if (node.op !== 'call' || typeof convert !== 'function' || !['int', 'uint', 'string'].includes(name)) continue;
+    call.handle = (args, ast, ev) => {
+      const error = conversionError(name as string, args[0]);
+      if (error !== undefined) throw new CelFunctionError(error);
+      return convert(args, ast, ev);
+    };
   }
 }
 

@@ -4,6 +4,7 @@
  * objects with properties -> typed object instances, additionalProperties -> Map, arrays -> arrays.
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/valuesunstructured.go (UnstructuredToVal).
  */
+import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
 import type { DeclType, ObjectDeclType } from './decl-types.ts';
 import { parseDuration } from './duration.ts';
 
@@ -16,6 +17,8 @@ export type ObjectClassLookup = (decl: ObjectDeclType) => ObjectClass;
 /** A value a JSON document cannot hold as the schema says (the API server reports these as CEL errors). */
 export class CelValueError extends Error {
   override name = 'CelValueError';
+  /** An error value (types.NewErr) a rule meets as it evaluates: "<message> evaluating rule: <rule>". */
+  evaluating = false;
 }
 
 function toInt(value: unknown): unknown {
@@ -25,7 +28,14 @@ function toInt(value: unknown): unknown {
 }
 
 function base64ToBytes(value: string): Uint8Array {
-  return new Uint8Array(Buffer.from(value, 'base64'));
+  try {
+    return decodeGoBase64Url(value);
+  } catch (error) {
+    if (!(error instanceof Base64CorruptInputError)) throw error;
+    const invalid = new CelValueError(`Invalid byte formatted string ${value}: ${error.message}`);
+    invalid.evaluating = true;
+    throw invalid;
+  }
 }
 
 /** Converts one JSON value to its CEL runtime form according to `type`. */

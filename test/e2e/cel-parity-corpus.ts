@@ -931,6 +931,19 @@ add('conversions', dateTimeStr, 'int(self) == -1', '1969-12-31T23:59:59.5Z');
 add('conversions', dateTimeStr, "string(self) == '2020-01-01T00:00:00.5Z'", '2020-01-01T00:00:00.5Z');
 add('conversions', str, "int(duration(self)) > 0 && string(duration(self)) != ''", '90s');
 
+// what cel-go refuses at runtime and JavaScript answers: ordering NaN, int('') and other strings strconv
+// refuses, doubles beyond int64/uint64, bytes that are not UTF-8
+add('runtime', num, 'self / 0.0 > 1.0', 0);
+add('runtime', num, 'self / 0.0 <= 1', 0);
+add('runtime', { type: 'array', maxItems: 4, items: num }, 'self.all(x, x / 0.0 < 1.0)', [1, 0]);
+add('runtime', num, { rule: 'self > 0.0', messageExpression: "self / 0.0 < 1.0 ? 'a' : 'b'" }, 0);
+for (const value of ['', ' 5', '+5', '-5', '0x10', '1_000', '5 ']) add('runtime', str, 'int(self) >= 0', value);
+for (const value of ['+5', '-5', '5']) add('runtime', str, 'uint(self) >= 0u', value);
+for (const value of [1e19, -9.3e18, 9.2e18]) add('runtime', num, 'int(self) != 0', value);
+for (const value of [-0.5, 1.9e19, 1.5]) add('runtime', num, 'uint(self) != 0u', value);
+for (const value of ['/w==', 'YWJj', 'YW+/', 'gA==']) {
+  add('runtime', { type: 'string', format: 'byte', maxLength: 8 }, "string(self) != ''", value);
+}
 export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
 
 // ---- compile-time errors: each is one CRD schema under spec
@@ -1062,4 +1075,7 @@ bad('cost', { type: 'array', maxItems: 0, items: intList }, 'self.all(x, lists.r
 bad('cost', { type: 'array', maxItems: 3, items: unboundedStr }, "self.all(x, x.indexOf('b') < 2)");
 bad('cost', { type: 'array', items: { 'x-kubernetes-int-or-string': true } }, "self.all(x, string(x).endsWith('%'))");
 bad('cost', { type: 'string', format: 'byte' }, 'string(self).size() < 3 && bytes(string(self)).size() < 3');
+bad('instantiation', str, "int('') == 0");
+bad('instantiation', str, 'int(1e19) == 0');
+bad('instantiation', str, "string(b'\\xff') == ''");
 export const COMPILE_CASES: readonly CompileCase[] = compileCases;
