@@ -38,9 +38,26 @@ function base64ToBytes(value: string): Uint8Array {
   }
 }
 
+/** Go's %T of a decoded JSON value. */
+function goTypeName(value: unknown): string {
+  if (Array.isArray(value)) return '[]interface {}';
+  if (typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value))) return 'int64';
+  if (typeof value === 'number') return 'float64';
+  if (typeof value === 'boolean') return 'bool';
+  return 'map[string]interface {}';
+}
+
+const STRING_KINDS: ReadonlySet<string> = new Set(['string', 'bytes', 'timestamp', 'duration']);
+
 /** Converts one JSON value to its CEL runtime form according to `type`. */
 export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassLookup): unknown {
   if (value === null || value === undefined) return null;
+  if (STRING_KINDS.has(type.kind) && Array.isArray(value)) {
+    // what OpenAPI lets through under type: string (kube-openapi's type validator skips slices)
+    const invalid = new CelValueError(`invalid data, expected string, got ${goTypeName(value)}`);
+    invalid.evaluating = true;
+    throw invalid;
+  }
   switch (type.kind) {
     case 'int':
       return toInt(value);
