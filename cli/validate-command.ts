@@ -1,6 +1,7 @@
 import { admit, createCelEnvironment, type FieldValidation, simpleNameGenerator } from '../crd/index.ts';
 import { CommandLine, oneOf } from './flags.ts';
 import { UsageError } from './usage.ts';
+import { CrdCache, defaultCacheDir, runningBuildId } from './validate/crd-cache.ts';
 import {
   chunksOf,
   documentsOf,
@@ -41,6 +42,12 @@ const VALIDATE = new CommandLine(
       value: FIELD_VALIDATIONS.join('|'),
       help: 'what an unknown or duplicate field is, as kubectl --validate',
     },
+    'cache-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: 'where CRD files already read and checked are remembered, by content (default $XDG_CACHE_HOME/staticsite/validate)',
+    },
+    'no-cache': { type: 'boolean', default: false, help: 'read and check every CRD file anew, remember nothing' },
     output: {
       type: 'string',
       short: 'o',
@@ -90,9 +97,11 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
   const fieldValidation = oneOf('--field-validation', values['field-validation'], FIELD_VALIDATIONS);
   const format = oneOf('-o', values.output, OUTPUT_FORMATS);
   const inputs = await expandPaths(positionals);
+  const cacheDir = values['no-cache'] ? undefined : (values['cache-dir'] ?? defaultCacheDir());
   const schemas = await SchemaSet.load(values.crd, io, {
     environment: createCelEnvironment(),
     version: values.version,
+    cache: new CrdCache(cacheDir, runningBuildId()),
   });
   const oldObject =
     values.old === undefined ? undefined : (await parseDocuments(await readText(values.old, io), values.old))[0];

@@ -39,6 +39,11 @@ export class CrdVersionError extends Error {
 export interface CompileCrdOptions {
   /** The CEL library environment to build on; share one across CRDs to compile faster. */
   environment?: CelEnvironment;
+  /**
+   * This exact version passed these checks before (a caller's content-keyed memory): its patterns and
+   * defaults are not checked again. The rules still compile, as objects need them.
+   */
+  accepted?: boolean;
 }
 
 const CRD_KIND = 'CustomResourceDefinition.apiextensions.k8s.io';
@@ -80,13 +85,13 @@ export function compileCrdVersion(
   }
   const basePath = schemaPath(versions, Math.max(index, 0));
   // Structural-schema errors first: with any of them the API server does not compile the rules.
-  const patternErrors = invalidPatterns(openAPIV3Schema, basePath);
+  const patternErrors = options.accepted ? [] : invalidPatterns(openAPIV3Schema, basePath);
   if (patternErrors.length > 0) {
     throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', patternErrors), patternErrors);
   }
   // Invalid defaults come next; with any of them the API server compiles no rule and reports
   // only the rules' own field errors (reason, fieldPath, message).
-  const defaultErrors = validateDefaults(openAPIV3Schema, basePath, options.environment);
+  const defaultErrors = options.accepted ? [] : validateDefaults(openAPIV3Schema, basePath, options.environment);
   const { compiled: rules, errors: ruleErrors } = compileRules(openAPIV3Schema, {
     basePath,
     compileExpressions: defaultErrors.length === 0,

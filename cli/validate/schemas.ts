@@ -1,8 +1,16 @@
 import { stat } from 'node:fs/promises';
 import { buildCrd, type CustomResourceDefinition } from '../../api/index.ts';
 import { type CelEnvironment, type CompiledCrdVersion, compileCrdVersion } from '../../crd/index.ts';
+import type { CrdCache } from './crd-cache.ts';
 import { InputError, parseDocuments, readText, type ValidateIO } from './documents.ts';
 import { expandPaths } from './inputs.ts';
+
+export interface SchemaSetOptions {
+  environment: CelEnvironment;
+  version?: string | undefined;
+  /** What earlier runs learnt of the same CRD files. */
+  cache: CrdCache;
+}
 
 interface Typed {
   apiVersion?: unknown;
@@ -22,25 +30,24 @@ export class SchemaSet {
   private readonly compiled = new Map<string, CompiledCrdVersion>();
   private readonly environment: CelEnvironment;
   private readonly forcedVersion: string | undefined;
+  private readonly cache: CrdCache;
 
-  private constructor(environment: CelEnvironment, forcedVersion: string | undefined) {
-    this.environment = environment;
-    this.forcedVersion = forcedVersion;
+  private constructor(options: SchemaSetOptions) {
+    this.environment = options.environment;
+    this.forcedVersion = options.version;
+    this.cache = options.cache;
   }
 
-  static async load(
-    crdPaths: readonly string[],
-    io: ValidateIO,
-    options: { environment: CelEnvironment; version?: string },
-  ): Promise<SchemaSet> {
-    const set = new SchemaSet(options.environment, options.version);
+  static async load(crdPaths: readonly string[], io: ValidateIO, options: SchemaSetOptions): Promise<SchemaSet> {
+    const set = new SchemaSet(options);
     set.add(buildCrd());
     for (const path of crdPaths) {
       // A folder of CRDs often holds other manifests too (Gateway API ships an admission policy beside
       // its CRDs): a file found there without a CRD is skipped with a note; a file named is an error.
       const named = path === '-' || !(await stat(path).catch(() => undefined))?.isDirectory();
       for (const file of await expandPaths([path])) {
-        const crds = (await parseDocuments(await readText(file, io), file)).filter(isCrd);
+        const text = await readText(file, io);
+        const crds = await set.cache.documents(text, () => parseDocuments(text, file), isCrd);
         if (crds.length === 0 && named) throw new InputError(`${file}: no CustomResourceDefinition in the file`);
         if (crds.length === 0) io.stderr(`staticsite validate: note: ${file}: no CustomResourceDefinition, skipped\n`);
         for (const crd of crds) set.add(crd);
@@ -68,7 +75,9 @@ export class SchemaSet {
     let compiled = this.compiled.get(key);
     if (!compiled) {
       try {
-        compiled = compileCrdVersion(crd, version, { environment: this.environment });
+        const accepted = this.cache.accepted(crd, version);
+        compiled = compileCrdVersion(crd, version, { environment: this.environment, accepted });
+        if (!accepted) this.cache.remember(crd, version);
       } catch (error) {
         // A version the CRD lacks, or rules the API server would refuse when the CRD is written.
         throw new InputError((error as Error).message);

@@ -6,9 +6,11 @@
  * (bench/RESULTS.md, "Offline validators"). Dependencies that are ES modules are bundled too; CommonJS ones stay in
  * node_modules, because a CommonJS module inside an ES bundle cannot `require` Node's modules.
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { BUILD_ID_FILE } from '../../cli/validate/crd-cache.ts';
 import { packageRoot } from '../package-root.ts';
 
 /** The ES-module dependencies the CLI loads on every `validate`: bundled. Any other dependency stays external. */
@@ -34,3 +36,13 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+
+// The content of the build names it: `staticsite validate` keys what it remembers of CRDs by it, so a
+// new engine never reads an older one's verdicts (cli/validate/crd-cache.ts).
+const hash = createHash('sha256');
+for (const file of readdirSync(join(root, 'dist/bin'))
+  .filter((f) => f.endsWith('.js'))
+  .sort()) {
+  hash.update(file).update(readFileSync(join(root, 'dist/bin', file)));
+}
+writeFileSync(join(root, 'dist/bin', BUILD_ID_FILE), `${hash.digest('hex')}\n`);

@@ -1,0 +1,94 @@
+/**
+ * What `staticsite validate` remembers of CRD files between runs, by content: the CRDs a file holds
+ * (its YAML parsed once) and which CRD versions the API server's CRD checks accept (their defaults and
+ * patterns checked once). Keys are SHA-256 of the content and of the build, so an edited file or a new
+ * engine is a miss; a cache that cannot be read or written is a miss too, never an error, and a CRD
+ * version that fails its checks is never remembered. Runs from source have no build id: no cache.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+/** Written beside the bundle by devenv/build/bundle-cli.ts: the SHA-256 of the bundle's files. */
+export const BUILD_ID_FILE = 'build-id.txt';
+
+/** $XDG_CACHE_HOME/staticsite/validate, else ~/.cache/staticsite/validate. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'staticsite', 'validate');
+}
+
+/** The build this process runs, or undefined when it runs from source. */
+export function runningBuildId(): string | undefined {
+  try {
+    return readFileSync(new URL(`./${BUILD_ID_FILE}`, import.meta.url), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const sha256 = (...parts: string[]) => {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part).update('\0');
+  return hash.digest('hex');
+};
+
+export class CrdCache {
+  private readonly dir: string | undefined;
+  private readonly buildId: string;
+
+  /** `dir` undefined, or no build id: nothing is remembered. */
+  constructor(dir: string | undefined, buildId: string | undefined) {
+    this.dir = buildId === undefined ? undefined : dir;
+    this.buildId = buildId ?? '';
+  }
+
+  /** The documents `parse` finds in `text` that `keep` keeps, from the cache when this text was parsed before. */
+  async documents<T>(text: string, parse: () => Promise<unknown[]>, keep: (d: unknown) => d is T): Promise<T[]> {
+    const file = this.path('documents', sha256(this.buildId, text));
+    const remembered = file && this.read(file);
+    if (Array.isArray(remembered) && remembered.every(keep)) return remembered;
+    const documents = (await parse()).filter(keep);
+    if (file) this.write(file, JSON.stringify(documents));
+    return documents;
+  }
+
+  /** Whether this version of this CRD passed the CRD checks in an earlier run. */
+  accepted(crd: unknown, version: string | undefined): boolean {
+    const file = this.path('accepted', this.acceptedKey(crd, version));
+    return file !== undefined && existsSync(file);
+  }
+
+  remember(crd: unknown, version: string | undefined): void {
+    const file = this.path('accepted', this.acceptedKey(crd, version));
+    if (file) this.write(file, '');
+  }
+
+  private acceptedKey(crd: unknown, version: string | undefined): string {
+    return sha256(this.buildId, JSON.stringify(crd), version ?? '');
+  }
+
+  private path(kind: string, key: string): string | undefined {
+    return this.dir === undefined ? undefined : join(this.dir, kind, key);
+  }
+
+  private read(file: string): unknown {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Written whole or not at all: a temporary file renamed into place. */
+  private write(file: string, content: string): void {
+    try {
+      mkdirSync(join(file, '..'), { recursive: true });
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, content);
+      renameSync(temporary, file);
+    } catch {
+      // a cache that cannot be written is only slower
+    }
+  }
+}

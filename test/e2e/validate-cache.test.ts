@@ -1,0 +1,132 @@
+/**
+ * `staticsite validate` remembers CRD files between runs by content (cli/validate/crd-cache.ts): the
+ * built CLI as a process, run twice on the same files, must answer the same; an edited CRD, a CRD the
+ * checks refuse, and an unreadable cache must change nothing but the speed.
+ */
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { stringify } from 'yaml';
+import { runBuiltCli } from '../support/built-cli.ts';
+
+function widgetCrd(rule: string, defaultName = 'a') {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.cache.staticsite.test' },
+    spec: {
+      group: 'cache.staticsite.test',
+      names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  properties: { name: { type: 'string', maxLength: 8, pattern: '^[a-z]+$', default: defaultName } },
+                  'x-kubernetes-validations': [{ rule, message: 'name must not be x' }],
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+const WIDGET = stringify({
+  apiVersion: 'cache.staticsite.test/v1',
+  kind: 'Widget',
+  metadata: { name: 'w', namespace: 'default' },
+  spec: { name: 'x' },
+});
+
+describe('e2e: staticsite validate remembers CRD files by content (the built CLI)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let cache: string;
+  let crdFile: string;
+  let objectFile: string;
+  const run = (...extra: string[]) =>
+    runBuiltCli(['validate', '--cache-dir', cache, '--crd', crdFile, ...extra, '-o', 'json', objectFile]);
+  const entries = (kind: string) => {
+    try {
+      return readdirSync(join(cache, kind));
+    } catch {
+      return [];
+    }
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'validate-cache-'));
+    cache = join(dir, 'cache');
+    crdFile = join(dir, 'crd.yaml');
+    objectFile = join(dir, 'widget.yaml');
+    writeFileSync(objectFile, WIDGET);
+  });
+
+  it('a second run answers as the first, from what the first remembered', async () => {
+    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    const first = await run();
+    const second = await run();
+    expect(first.code).to.equal(1);
+    expect(JSON.parse(first.stdout).status).to.equal('invalid');
+    expect(second).to.deep.include({ code: first.code, stdout: first.stdout, stderr: first.stderr });
+    expect(entries('documents')).to.have.length(1);
+    expect(entries('accepted')).to.have.length(1);
+  });
+
+  it('a remembered file is not parsed again: what the cache holds for its content is used', async () => {
+    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    expect((await run()).code).to.equal(1);
+    const [entry] = entries('documents');
+    writeFileSync(join(cache, 'documents', entry as string), JSON.stringify([widgetCrd("self.name != 'y'")]));
+    const planted = await run();
+    expect(JSON.parse(planted.stdout).status).to.equal('valid');
+  });
+
+  it('an edited CRD is read and checked anew: a default its pattern refuses is reported', async () => {
+    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    expect((await run()).code).to.equal(1);
+    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'", 'A1')));
+    const edited = await run();
+    expect(edited.code).to.equal(2);
+    expect(edited.stderr).to.include('spec.validation.openAPIV3Schema.properties[spec].properties[name].default');
+    expect(edited.stderr).to.include("should match '^[a-z]+$'");
+  });
+
+  it('a CRD the checks refuse is never remembered as accepted', async () => {
+    writeFileSync(crdFile, stringify(widgetCrd('self.name ==')));
+    const first = await run();
+    const second = await run();
+    expect(first.code).to.equal(2);
+    expect(first.stderr).to.include('Syntax error');
+    expect(second).to.deep.include({ code: 2, stderr: first.stderr });
+    expect(entries('accepted')).to.deep.equal([]);
+  });
+
+  it('a damaged cache entry is a miss, not an error', async () => {
+    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    const first = await run();
+    for (const name of entries('documents')) writeFileSync(join(cache, 'documents', name), '{"half');
+    const second = await run();
+    expect(second).to.deep.include({ code: first.code, stdout: first.stdout, stderr: first.stderr });
+    const [entry] = entries('documents');
+    expect(() => JSON.parse(readFileSync(join(cache, 'documents', entry as string), 'utf8'))).not.to.throw();
+  });
+
+  it('--no-cache remembers nothing', async () => {
+    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    const result = await run('--no-cache');
+    expect(result.code).to.equal(1);
+    expect(entries('documents')).to.deep.equal([]);
+  });
+});
