@@ -9,7 +9,7 @@
  * Rounds alternate the tools. Run: npm run bench:validate -- [rounds]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -17,6 +17,7 @@ import { buildCrd } from '../api/index.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
 import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { widgetCrd } from '../test/fixtures/widget-crd.ts';
+import { measure as measureIn, median, spread } from './gnu-time.ts';
 
 const rounds = Number(process.argv[2] ?? 5);
 const dir = mkdtempSync(join(tmpdir(), 'bench-validate-'));
@@ -165,22 +166,7 @@ const tools: Tool[] = [
   },
 ];
 
-/** Wall seconds, CPU seconds (user + system) and peak RSS of one run, from GNU time. */
-function measure(argv: string[]): { wall: number; cpu: number; rssMb: number; stdout: string } {
-  const timeFile = join(dir, 'time.txt');
-  const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%e %U %S %M', ...argv], {
-    encoding: 'utf8',
-    maxBuffer: 256 << 20,
-  });
-  if (r.error) throw r.error;
-  // GNU time puts "Command exited with non-zero status N" first when the tool fails (invalid objects).
-  const lastLine = readFileSync(timeFile, 'utf8').trim().split('\n').pop() ?? '';
-  const [wall, user, system, rss] = lastLine.split(/\s+/).map(Number);
-  return { wall: wall ?? 0, cpu: (user ?? 0) + (system ?? 0), rssMb: Math.round((rss ?? 0) / 1024), stdout: r.stdout };
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const spread = (values: number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
+const measure = (argv: string[]) => measureIn(argv, dir);
 
 const report: Record<string, unknown> = { cpus: cpus().length, loadBefore: loadavg().map((l) => +l.toFixed(2)) };
 const samples = new Map<string, { wall: number[]; cpu: number[]; rss: number[] }>();

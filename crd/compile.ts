@@ -95,6 +95,7 @@ export function compileCrdVersion(
   const { compiled: rules, errors: ruleErrors } = compileRules(openAPIV3Schema, {
     basePath,
     compileExpressions: defaultErrors.length === 0,
+    deferRules: options.accepted === true,
     ...(options.environment && { environment: options.environment }),
   });
   const errors = [...defaultErrors, ...ruleErrors];

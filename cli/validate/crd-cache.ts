@@ -9,9 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-
-/** Written beside the bundle by devenv/build/bundle-cli.ts: the SHA-256 of the bundle's files. */
-export const BUILD_ID_FILE = 'build-id.txt';
+import { BUILD_ID_FILE } from '../../devenv/build/build-id.ts';
 
 /** $XDG_CACHE_HOME/staticsite/validate, else ~/.cache/staticsite/validate. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {

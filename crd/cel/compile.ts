@@ -64,6 +64,11 @@ export interface CompileOptions {
    * checks), as it does when the schema's defaults are invalid. Default true.
    */
   compileExpressions?: boolean;
+  /**
+   * Compile each node's rules when they are first evaluated, and report no CRD-time errors: for a CRD
+   * already known to pass the CRD checks, whose objects may touch only a few of its nodes.
+   */
+  deferRules?: boolean;
 }
 
 export interface CompileResult {
@@ -91,6 +96,7 @@ interface CompileWalk extends RuleEnvironment {
   totalCost: TotalCost;
   /** False: report only the rules' own field errors (the API server's nil CEL context). */
   compileExpressions: boolean;
+  deferRules: boolean;
   /** The rules' own field errors found so far, for the nodes above to know of those below. */
   schemaErrorCount: number;
   /** Lists whose list type refuses their items (a schema error of the list and the nodes above it). */
@@ -220,7 +226,7 @@ function compileNode(walk: CompileWalk, at: SchemaPosition): CompiledNode | unde
   const rules = at.schema['x-kubernetes-validations'] ?? [];
   const schemaErrors = rules.flatMap((rule, i) => ruleFieldErrors(rule, rulePath(at.path, i), at.schema));
   const findings: CompileFindings = { errors: [], costs: [] };
-  const compiledRules = compileNodeRules(walk, at, findings);
+  const compiledRules = walk.deferRules ? undefined : compileNodeRules(walk, at, findings);
   const children: CompiledChildren = {
     properties: compileProperties(walk, at),
     items: compileItems(walk, at),
@@ -237,18 +243,31 @@ function compileNode(walk: CompileWalk, at: SchemaPosition): CompiledNode | unde
     append(walk.errors, findings.errors);
     for (const [costPath, cost] of findings.costs) observeCost(walk.totalCost, costPath, cost);
   }
-  if (compiledRules.length === 0 && children.properties.size === 0 && !children.items && !children.additionalProperties)
+  const ruleCount = (at.schema['x-kubernetes-validations'] ?? []).length;
+  if (ruleCount === 0 && children.properties.size === 0 && !children.items && !children.additionalProperties)
     return undefined;
-  return {
+  const node = {
     decl: at.decl,
     convert: converterFor(at.decl, (d) => walk.table.classOf(d)),
-    usesOldSelf: compiledRules.some((r) => r.usesOldSelf),
     mapCorrelatable: isMapCorrelatable(at.schema),
     schemaType: at.schema.type ?? '',
     resourceRoot: at.resourceRoot,
-    rules: compiledRules,
     ...children,
   };
+  return withRules(node, () => compiledRules ?? compileNodeRules(walk, at, { errors: [], costs: [] }));
+}
+
+/** A node whose rules (and whether they use oldSelf) are compiled on first use, once. */
+function withRules(node: Omit<CompiledNode, 'rules' | 'usesOldSelf'>, compile: () => CompiledRule[]): CompiledNode {
+  let rules: CompiledRule[] | undefined;
+  const compiled = () => {
+    rules ??= compile();
+    return rules;
+  };
+  return Object.defineProperties(node as CompiledNode, {
+    rules: { get: compiled, enumerable: true },
+    usesOldSelf: { get: () => compiled().some((r) => r.usesOldSelf), enumerable: true },
+  });
 }
 
 /** validateMapListKeysMapSet's first check: the items of a set or map list cannot be nullable. */
@@ -326,6 +345,7 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
     totalCost: { total: 0, mostExpensive: [] },
     clockNanos: options.clockNanos ?? clockNanos,
     compileExpressions: options.compileExpressions ?? true,
+    deferRules: options.deferRules ?? false,
     schemaErrorCount: 0,
     // The API server finds the error while validating the list, after its items' rules were compiled.
     listTypeErrorPaths: listTypeErrors.map((e) => e.field.replace(/\.items\.nullable$/, '')),

@@ -57,6 +57,11 @@ function keptFormat(type: string, format: string | undefined): string {
 }
 
 function compileNode(s: JSONSchemaProps): SchemaNode {
+  let compiled: ReturnType<typeof compilePattern> | undefined;
+  const pattern = () => {
+    compiled ??= compilePattern(s.pattern);
+    return compiled;
+  };
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const types = intOrString ? ['integer', 'string'] : s.type ? [s.type] : [];
   const singleType = types.length === 1 ? (types[0] ?? '') : '';
@@ -102,7 +107,13 @@ function compileNode(s: JSONSchemaProps): SchemaNode {
     maxLength: s.maxLength,
     minLength: s.minLength,
     pattern: s.pattern || undefined,
-    ...compilePattern(s.pattern),
+    // compiled on the first string checked against it: a big CRD's objects touch few of its patterns
+    get patternRegexp() {
+      return pattern().patternRegexp;
+    },
+    get patternError() {
+      return pattern().patternError;
+    },
     maxItems: s.maxItems,
     minItems: s.minItems,
     uniqueItems: s.uniqueItems === true,

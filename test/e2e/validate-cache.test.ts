@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
+import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
 import { runBuiltCli } from '../support/built-cli.ts';
 
 function widgetCrd(rule: string, defaultName = 'a') {
@@ -121,6 +122,26 @@ describe('e2e: staticsite validate remembers CRD files by content (the built CLI
     expect(second).to.deep.include({ code: first.code, stdout: first.stdout, stderr: first.stderr });
     const [entry] = entries('documents');
     expect(() => JSON.parse(readFileSync(join(cache, 'documents', entry as string), 'utf8'))).not.to.throw();
+  });
+
+  it("Gateway API's examples: the same results from a first run and from remembered CRDs (rules compiled on first use)", async () => {
+    const gatewayApi = await thirdPartyModuleDir('gateway-api');
+    const args = (...cacheFlags: string[]) => [
+      'validate',
+      ...cacheFlags,
+      '--crd',
+      join(gatewayApi, 'config', 'crd', 'experimental'),
+      '--ignore-missing-schemas',
+      '-o',
+      'json',
+      join(gatewayApi, 'examples'),
+    ];
+    const first = await runBuiltCli(args('--no-cache'));
+    expect(first.stdout.trim().split('\n').length).to.be.greaterThan(100);
+    await runBuiltCli(args('--cache-dir', cache));
+    const remembered = await runBuiltCli(args('--cache-dir', cache));
+    expect(entries('accepted').length).to.be.greaterThan(5);
+    expect(remembered).to.deep.include({ code: first.code, stdout: first.stdout, stderr: first.stderr });
   });
 
   it('--no-cache remembers nothing', async () => {
