@@ -15,7 +15,7 @@ import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';
 import { CostLimitExceeded } from './runtime-cost.ts';
 import { runtimeErrorText } from './runtime-errors.ts';
-import { CelValueError } from './values.ts';
+import { CelValueError, firstInvalidData } from './values.ts';
 
 export interface EvaluateOptions {
   /** Ratchet errors of unchanged values on update (CRDValidationRatcheting, on by default). Default true. */
@@ -284,6 +284,13 @@ function ruleMeetingError(evaluation: NodeEvaluation, compiled: CompiledRule, te
   );
 }
 
+/** The error value the rule read, when its failure is the library meeting one (see values.ts InvalidData). */
+function invalidDataMet(failure: unknown, activation: Record<string, unknown>): string | undefined {
+  const summary = (failure as { summary?: string } | null)?.summary ?? '';
+  if (!summary.startsWith('Unsupported type: InvalidData')) return undefined;
+  return (firstInvalidData(activation.self) ?? firstInvalidData(activation.oldSelf))?.message;
+}
+
 /** Evaluates one rule; returns false when evaluation must stop. */
 function evaluateRule(evaluation: NodeEvaluation, compiled: CompiledRule): boolean {
   const { run, shown, self, oldSelf } = evaluation;
@@ -304,7 +311,7 @@ function evaluateRule(evaluation: NodeEvaluation, compiled: CompiledRule): boole
   if (cost > run.budget) return stop(run, outOfBudget(shown, type));
   run.budget -= cost;
   if (failure !== undefined) {
-    const text = runtimeErrorText(failure);
+    const text = invalidDataMet(failure, activation) ?? runtimeErrorText(failure);
     if (!(failure instanceof CostLimitExceeded)) {
       run.errors.push(evaluationError(evaluation, rule, text));
       return true;

@@ -8,6 +8,7 @@ import { allowPresenceTestsOnAnyOperand } from './has-macro.ts';
 import { CelFunctionError } from './library/errors.ts';
 import { isValidRe2, type RegexCache } from './library/re2.ts';
 import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
+import { firstInvalidData } from './values.ts';
 
 export interface ExpressionAst {
   op: string;
@@ -95,6 +96,7 @@ function checkEveryNode(parsed: {
     if (!checked.valid) errors.push(checked.error);
     if (errors.length > 0 || !checked.valid) return { valid: false, errors };
     refuseOrderingNaN(nodes);
+    refuseEqualityOfInvalidData(nodes);
     convertAsCelGo(nodes);
     return checked;
   } finally {
@@ -104,6 +106,21 @@ function checkEveryNode(parsed: {
 
 type BinaryHandle = (left: unknown, right: unknown, ast: unknown, ev: unknown) => unknown;
 const ORDERINGS: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
+const EQUALITIES: ReadonlySet<string> = new Set(['==', '!=']);
+
+/** cel-go compares lists, maps and objects element by element: an error value inside is the answer. */
+function refuseEqualityOfInvalidData(nodes: readonly ExpressionAst[]): void {
+  for (const node of nodes) {
+    const compared = node as ExpressionAst & { handle?: BinaryHandle };
+    const equals = compared.handle;
+    if (!EQUALITIES.has(node.op) || typeof equals !== 'function') continue;
+    compared.handle = (left, right, ast, ev) => {
+      const invalid = firstInvalidData(left) ?? firstInvalidData(right);
+      if (invalid) throw new CelFunctionError(invalid.message);
+      return equals(left, right, ast, ev);
+    };
+  }
+}
 const isNaNDouble = (x: unknown) => typeof x === 'number' && Number.isNaN(x);
 
 /**

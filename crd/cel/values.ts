@@ -47,17 +47,73 @@ function goTypeName(value: unknown): string {
   return 'map[string]interface {}';
 }
 
-const STRING_KINDS: ReadonlySet<string> = new Set(['string', 'bytes', 'timestamp', 'duration']);
+const isNumber = (v: unknown) => typeof v === 'number' || typeof v === 'bigint';
+/** What UnstructuredToVal expects of a scalar's decoded JSON, by CEL kind, and the name it gives it. */
+const SCALARS: Record<string, [string, (v: unknown) => boolean]> = {
+  string: ['string', (v) => typeof v === 'string'],
+  bytes: ['string', (v) => typeof v === 'string'],
+  timestamp: ['string', (v) => typeof v === 'string'],
+  duration: ['string', (v) => typeof v === 'string'],
+  bool: ['bool', (v) => typeof v === 'boolean'],
+  int: ['int', (v) => typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))],
+  double: ['float', isNumber],
+};
+
+/**
+ * A scalar of the wrong type is an error value in the API server's CEL values (it reaches the rules only
+ * where OpenAPI let it through, as an array under a formatted string): "invalid data, expected string, got
+ * []interface {}", met by the node's rules.
+ */
+function checkScalar(kind: string, value: unknown): void {
+  const expected = SCALARS[kind];
+  if (!expected || expected[1](value)) return;
+  const invalid = new CelValueError(`invalid data, expected ${expected[0]}, got ${goTypeName(value)}`);
+  invalid.evaluating = true;
+  throw invalid;
+}
+
+/**
+ * The error value a wrong-typed scalar is below the value a rule gets as self: cel-go gives the rule
+ * that error only when the rule reads it. The library reports using one as "Unsupported type: InvalidData".
+ */
+export class InvalidData {
+  readonly message: string;
+  constructor(message: string) {
+    this.message = message;
+  }
+}
+
+/** The first InvalidData in a converted value, depth first. */
+export function firstInvalidData(value: unknown): InvalidData | undefined {
+  if (value instanceof InvalidData) return value;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const found = firstInvalidData(v);
+      if (found) return found;
+    }
+  } else if (value instanceof Map) {
+    for (const v of value.values()) {
+      const found = firstInvalidData(v);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** A value below self: an InvalidData where the conversion meets a wrong-typed scalar. */
+function nested(convert: (v: unknown) => unknown, value: unknown): unknown {
+  try {
+    return convert(value);
+  } catch (error) {
+    if (error instanceof CelValueError && error.evaluating) return new InvalidData(error.message);
+    throw error;
+  }
+}
 
 /** Converts one JSON value to its CEL runtime form according to `type`. */
 export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassLookup): unknown {
   if (value === null || value === undefined) return null;
-  if (STRING_KINDS.has(type.kind) && Array.isArray(value)) {
-    // what OpenAPI lets through under type: string (kube-openapi's type validator skips slices)
-    const invalid = new CelValueError(`invalid data, expected string, got ${goTypeName(value)}`);
-    invalid.evaluating = true;
-    throw invalid;
-  }
+  checkScalar(type.kind, value);
   switch (type.kind) {
     case 'int':
       return toInt(value);
@@ -79,12 +135,15 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
       return d;
     }
     case 'list':
-      return Array.isArray(value) ? value.map((v) => toCelValue(v, type.elem, classes)) : value;
+      return Array.isArray(value) ? value.map((v) => nested((x) => toCelValue(x, type.elem, classes), v)) : value;
     case 'map': {
       if (typeof value !== 'object' || Array.isArray(value)) return value;
       const out = new Map<string, unknown>();
       for (const [k, v] of Object.entries(value as Record<string, unknown>))
-        out.set(k, toCelValue(v, type.elem, classes));
+        out.set(
+          k,
+          nested((x) => toCelValue(x, type.elem, classes), v),
+        );
       return out;
     }
     case 'object': {
@@ -93,7 +152,11 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
       const out = new Ctor();
       for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
         const field = type.byProperty.get(k);
-        if (field) out.set(field.celName, toCelValue(v, field.type, classes));
+        if (field)
+          out.set(
+            field.celName,
+            nested((x) => toCelValue(x, field.type, classes), v),
+          );
       }
       return out;
     }
@@ -124,12 +187,20 @@ export function converterFor(type: DeclType, classes: ObjectClassLookup): ValueC
   switch (type.kind) {
     case 'bool':
     case 'string':
-      return (v) => (v === undefined ? null : v);
+      return (v) => {
+        if (v === undefined || v === null) return null;
+        checkScalar(type.kind, v);
+        return v;
+      };
     case 'int':
-      return (v) => (v === null || v === undefined ? null : toInt(v));
+      return (v) => {
+        if (v === null || v === undefined) return null;
+        checkScalar(type.kind, v);
+        return toInt(v);
+      };
     case 'list': {
       const elem = converterFor(type.elem, classes);
-      return (v) => (Array.isArray(v) ? v.map(elem) : v === undefined ? null : v);
+      return (v) => (Array.isArray(v) ? v.map((x) => nested(elem, x)) : v === undefined ? null : v);
     }
     case 'map': {
       const elem = converterFor(type.elem, classes);
@@ -137,7 +208,7 @@ export function converterFor(type: DeclType, classes: ObjectClassLookup): ValueC
         if (v === null || v === undefined) return null;
         if (typeof v !== 'object' || Array.isArray(v)) return v;
         const out = new Map<string, unknown>();
-        for (const k in v) if (Object.hasOwn(v, k)) out.set(k, elem((v as Record<string, unknown>)[k]));
+        for (const k in v) if (Object.hasOwn(v, k)) out.set(k, nested(elem, (v as Record<string, unknown>)[k]));
         return out;
       };
     }
@@ -153,7 +224,8 @@ export function converterFor(type: DeclType, classes: ObjectClassLookup): ValueC
         const out = new Ctor();
         for (const k in v) {
           const field = fields.get(k);
-          if (field && Object.hasOwn(v, k)) out.set(field.celName, field.convert((v as Record<string, unknown>)[k]));
+          if (field && Object.hasOwn(v, k))
+            out.set(field.celName, nested(field.convert, (v as Record<string, unknown>)[k]));
         }
         return out;
       };

@@ -946,6 +946,16 @@ for (const value of ['/w==', 'YWJj', 'YW+/', 'gA==']) {
 }
 // an array under type: string with a format passes OpenAPI (kube-openapi's type validator); CEL refuses it
 add('runtime', { type: 'object', properties: { b: { type: 'string', format: 'byte' } } }, 'self == self', { b: [] });
+add(
+  'runtime',
+  {
+    type: 'array',
+    maxItems: 4,
+    items: withRules({ type: 'string', format: 'ipv6', maxLength: 5 }, "self.charAt(0) == 'a'"),
+  },
+  'true',
+  [[], ['x']],
+);
 export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
 
 // ---- compile-time errors: each is one CRD schema under spec
