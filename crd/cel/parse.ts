@@ -95,8 +95,7 @@ function checkEveryNode(parsed: {
     const checked = parsed.check();
     if (!checked.valid) errors.push(checked.error);
     if (errors.length > 0 || !checked.valid) return { valid: false, errors };
-    refuseOrderingNaN(nodes);
-    refuseEqualityOfInvalidData(nodes);
+    guardBinaryOperators(nodes);
     convertAsCelGo(nodes);
     return checked;
   } finally {
@@ -105,36 +104,35 @@ function checkEveryNode(parsed: {
 }
 
 type BinaryHandle = (left: unknown, right: unknown, ast: unknown, ev: unknown) => unknown;
-const ORDERINGS: ReadonlySet<string> = new Set(['<', '<=', '>', '>=']);
-const EQUALITIES: ReadonlySet<string> = new Set(['==', '!=']);
-
-/** cel-go compares lists, maps and objects element by element: an error value inside is the answer. */
-function refuseEqualityOfInvalidData(nodes: readonly ExpressionAst[]): void {
-  for (const node of nodes) {
-    const compared = node as ExpressionAst & { handle?: BinaryHandle };
-    const equals = compared.handle;
-    if (!EQUALITIES.has(node.op) || typeof equals !== 'function') continue;
-    compared.handle = (left, right, ast, ev) => {
-      const invalid = firstInvalidData(left) ?? firstInvalidData(right);
-      if (invalid) throw new CelFunctionError(invalid.message);
-      return equals(left, right, ast, ev);
-    };
-  }
-}
 const isNaNDouble = (x: unknown) => typeof x === 'number' && Number.isNaN(x);
 
 /**
- * cel-go's Double and Int Compare return "NaN values cannot be ordered" where JavaScript answers false. The
- * library's comparison overloads cannot be replaced, so each checked ordering node refuses NaN before them.
+ * Runtime answers of cel-go the library's operator overloads (which cannot be replaced) do not give: before
+ * the operator runs, each guard may name the error cel-go returns for these operands.
  */
-function refuseOrderingNaN(nodes: readonly ExpressionAst[]): void {
+const BINARY_GUARDS: ReadonlyArray<{
+  ops: ReadonlySet<string>;
+  error: (l: unknown, r: unknown) => string | undefined;
+}> = [
+  // Double and Int Compare: "NaN values cannot be ordered", where JavaScript answers false
+  {
+    ops: new Set(['<', '<=', '>', '>=']),
+    error: (l, r) => (isNaNDouble(l) || isNaNDouble(r) ? 'NaN values cannot be ordered' : undefined),
+  },
+  // lists, maps and objects compare element by element: an error value inside is the answer
+  { ops: new Set(['==', '!=']), error: (l, r) => (firstInvalidData(l) ?? firstInvalidData(r))?.message },
+];
+
+function guardBinaryOperators(nodes: readonly ExpressionAst[]): void {
   for (const node of nodes) {
-    const ordered = node as ExpressionAst & { handle?: BinaryHandle };
-    const compare = ordered.handle;
-    if (!ORDERINGS.has(node.op) || typeof compare !== 'function') continue;
-    ordered.handle = (left, right, ast, ev) => {
-      if (isNaNDouble(left) || isNaNDouble(right)) throw new CelFunctionError('NaN values cannot be ordered');
-      return compare(left, right, ast, ev);
+    const guard = BINARY_GUARDS.find((g) => g.ops.has(node.op));
+    const operator = node as ExpressionAst & { handle?: BinaryHandle };
+    const run = operator.handle;
+    if (!guard || typeof run !== 'function') continue;
+    operator.handle = (left, right, ast, ev) => {
+      const error = guard.error(left, right);
+      if (error !== undefined) throw new CelFunctionError(error);
+      return run(left, right, ast, ev);
     };
   }
 }

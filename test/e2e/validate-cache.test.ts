@@ -9,42 +9,23 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
 import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
+import { widgetCrd as sharedWidgetCrd } from '../fixtures/widget-crd.ts';
 import { runBuiltCli } from '../support/built-cli.ts';
 
+/** The fixture's Widget CRD with a spec of one defaulted, patterned name and one rule. */
 function widgetCrd(rule: string, defaultName = 'a') {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'widgets.cache.staticsite.test' },
-    spec: {
-      group: 'cache.staticsite.test',
-      names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  properties: { name: { type: 'string', maxLength: 8, pattern: '^[a-z]+$', default: defaultName } },
-                  'x-kubernetes-validations': [{ rule, message: 'name must not be x' }],
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
+  const crd = structuredClone(sharedWidgetCrd);
+  const version = crd.spec.versions[0] as { schema: { openAPIV3Schema: { properties: Record<string, unknown> } } };
+  version.schema.openAPIV3Schema.properties.spec = {
+    type: 'object',
+    properties: { name: { type: 'string', maxLength: 8, pattern: '^[a-z]+$', default: defaultName } },
+    'x-kubernetes-validations': [{ rule, message: 'name must not be x' }],
   };
+  return crd;
 }
 
 const WIDGET = stringify({
-  apiVersion: 'cache.staticsite.test/v1',
+  apiVersion: 'example.com/v1',
   kind: 'Widget',
   metadata: { name: 'w', namespace: 'default' },
   spec: { name: 'x' },
