@@ -152,7 +152,8 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
       const out = new Ctor();
       for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
         const field = type.byProperty.get(k);
-        if (field)
+        // unstructuredMap.Find: a null field of an object with properties is an absent one
+        if (field && v !== null)
           out.set(
             field.celName,
             nested((x) => toCelValue(x, field.type, classes), v),
@@ -224,8 +225,8 @@ export function converterFor(type: DeclType, classes: ObjectClassLookup): ValueC
         const out = new Ctor();
         for (const k in v) {
           const field = fields.get(k);
-          if (field && Object.hasOwn(v, k))
-            out.set(field.celName, nested(field.convert, (v as Record<string, unknown>)[k]));
+          const value = (v as Record<string, unknown>)[k];
+          if (field && Object.hasOwn(v, k) && value !== null) out.set(field.celName, nested(field.convert, value));
         }
         return out;
       };

@@ -956,6 +956,10 @@ add(
   'true',
   [[], ['x']],
 );
+// a null field of an object with properties is an absent one (unstructuredMap.Find)
+const nullableRatio: JSONSchemaProps = { type: 'object', properties: { b: { ...num, nullable: true }, c: str } };
+add('runtime', nullableRatio, 'self.b / 2.0 < 1.0', { b: null, c: 'x' });
+add('runtime', nullableRatio, "!has(self.b) && self.c == 'x'", { b: null, c: 'x' });
 export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
 
 // ---- compile-time errors: each is one CRD schema under spec
