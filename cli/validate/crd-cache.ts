@@ -51,15 +51,18 @@ export class CrdCache {
     return documents;
   }
 
-  /** Whether this version of this CRD passed the CRD checks in an earlier run. */
-  accepted(crd: unknown, version: string | undefined): boolean {
+  /**
+   * What an earlier run learnt of this version of this CRD: whether it passed the CRD checks, and how to
+   * remember that it did (one key, computed once).
+   */
+  verdict(crd: unknown, version: string | undefined): { accepted: boolean; remember: () => void } {
     const file = this.path('accepted', this.acceptedKey(crd, version));
-    return file !== undefined && existsSync(file);
-  }
-
-  remember(crd: unknown, version: string | undefined): void {
-    const file = this.path('accepted', this.acceptedKey(crd, version));
-    if (file) this.write(file, '');
+    return {
+      accepted: file !== undefined && existsSync(file),
+      remember: () => {
+        if (file) this.write(file, '');
+      },
+    };
   }
 
   private acceptedKey(crd: unknown, version: string | undefined): string {

@@ -75,9 +75,9 @@ export class SchemaSet {
     let compiled = this.compiled.get(key);
     if (!compiled) {
       try {
-        const accepted = this.cache.accepted(crd, version);
-        compiled = compileCrdVersion(crd, version, { environment: this.environment, accepted });
-        if (!accepted) this.cache.remember(crd, version);
+        const verdict = this.cache.verdict(crd, version);
+        compiled = compileCrdVersion(crd, version, { environment: this.environment, accepted: verdict.accepted });
+        if (!verdict.accepted) verdict.remember();
       } catch (error) {
         // A version the CRD lacks, or rules the API server would refuse when the CRD is written.
         throw new InputError((error as Error).message);
