@@ -34,6 +34,8 @@ const sha256 = (...parts: string[]) => {
 export class CrdCache {
   private readonly dir: string | undefined;
   private readonly buildId: string;
+  /** Each document `documents` returned, by the content it came from: its text's key and its place. */
+  private readonly contentKeys = new WeakMap<object, string>();
 
   /** `dir` undefined, or no build id: nothing is remembered. */
   constructor(dir: string | undefined, buildId: string | undefined) {
@@ -43,11 +45,18 @@ export class CrdCache {
 
   /** The documents `parse` finds in `text` that `keep` keeps, from the cache when this text was parsed before. */
   async documents<T>(text: string, parse: () => Promise<unknown[]>, keep: (d: unknown) => d is T): Promise<T[]> {
-    const file = this.path('documents', sha256(this.buildId, text));
+    const textKey = sha256(this.buildId, text);
+    const file = this.path('documents', textKey);
     const remembered = file && this.read(file);
-    if (Array.isArray(remembered) && remembered.every(keep)) return remembered;
-    const documents = (await parse()).filter(keep);
-    if (file) this.write(file, JSON.stringify(documents));
+    let documents: T[];
+    if (Array.isArray(remembered) && remembered.every(keep)) documents = remembered;
+    else {
+      documents = (await parse()).filter(keep);
+      if (file) this.write(file, JSON.stringify(documents));
+    }
+    documents.forEach((d, i) => {
+      if (typeof d === 'object' && d !== null) this.contentKeys.set(d, `${textKey}#${i}`);
+    });
     return documents;
   }
 
@@ -65,8 +74,10 @@ export class CrdCache {
     };
   }
 
+  /** By the text the CRD was read from when it came from `documents` (hashing a large CRD again costs ms). */
   private acceptedKey(crd: unknown, version: string | undefined): string {
-    return sha256(this.buildId, JSON.stringify(crd), version ?? '');
+    const content = (typeof crd === 'object' && crd !== null && this.contentKeys.get(crd)) || JSON.stringify(crd);
+    return sha256(this.buildId, content, version ?? '');
   }
 
   private path(kind: string, key: string): string | undefined {

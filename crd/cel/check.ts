@@ -34,12 +34,22 @@ export interface CheckedExpression {
   type?: string;
 }
 
-/** Checks one expression; `declared` are the variables in scope (for the cel.bind diagnostics). */
+export interface CheckOptions {
+  /** The variables in scope (for the cel.bind diagnostics). */
+  declared: ReadonlySet<string>;
+  /**
+   * Default true. False: only parse and type check, for rules of a CRD that passed the API server's
+   * checks before (the AST validators and constant folding would find nothing).
+   */
+  refusals?: boolean;
+}
+
+/** Checks one expression. */
 export function checkExpression(
   env: Environment,
   source: string,
   regexCache: RegexCache,
-  declared: ReadonlySet<string>,
+  { declared, refusals = true }: CheckOptions,
 ): CheckedExpression {
   let parsed: ReturnType<typeof parseExpression>;
   try {
@@ -49,6 +59,7 @@ export function checkExpression(
   }
   const checked = parsed.check();
   if (!checked.valid) return { issue: toCelGoIssues(checked.errors as LibraryError[], source) };
+  if (!refusals) return { program: { ast: parsed.ast, run: parsed.evaluate }, type: checked.type };
   const heterogeneous = findHeterogeneousLiterals(parsed.ast);
   if (heterogeneous.length > 0) {
     return {

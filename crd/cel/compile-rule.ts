@@ -46,12 +46,16 @@ export interface RuleEnvironment {
   regexCache: RegexCache;
   /** The nanoseconds within the current second, for the unstable selfType names. */
   clockNanos: () => number;
+  /** The CRD passed the API server's CRD checks before: its rules are checked for types, not refused again. */
+  deferRules?: boolean;
 }
 
 /** What the rules of one schema node compile against: `self`'s type, its sizes and how often the rules run. */
 export interface RuleScope {
   schema: JSONSchemaProps;
   regexCache: RegexCache;
+  /** Whether to look for what the API server refuses beyond types (see checkExpression's `refusals`). */
+  refusals: boolean;
   /** `self` and `oldSelf` declared; `oldSelf` an optional for optionalOldSelf rules. */
   environment(optionalOldSelf: boolean): Environment;
   /** The names compile messages give the node's object types (see displayTypeNames). */
@@ -106,6 +110,7 @@ export function ruleScope(
   return {
     schema,
     regexCache: env.regexCache,
+    refusals: env.deferRules !== true,
     environment(optionalOldSelf) {
       if (optionalOldSelf) {
         optionalEnv ??= env.base
@@ -155,7 +160,10 @@ function messageExpressionError(scope: RuleScope, checked: CheckedExpression): s
 function compileMessageExpression(scope: RuleScope, env: Environment, compiled: CompiledRule): string | undefined {
   const source = compiled.rule.messageExpression;
   if (source === undefined || source === '') return undefined;
-  const checked = checkExpression(env, source, scope.regexCache, DECLARED_VARIABLES);
+  const checked = checkExpression(env, source, scope.regexCache, {
+    declared: DECLARED_VARIABLES,
+    refusals: scope.refusals,
+  });
   const error = messageExpressionError(scope, checked);
   if (error !== undefined) return error;
   compiled.messageExpression = checked.program;
@@ -170,7 +178,10 @@ export function compileRule(scope: RuleScope, rule: ValidationRule): RuleCompila
   const source = rule.rule ?? '';
   if (source.trim() === '') return { compiled };
   const env = scope.environment(rule.optionalOldSelf === true);
-  const checked = checkExpression(env, source, scope.regexCache, DECLARED_VARIABLES);
+  const checked = checkExpression(env, source, scope.regexCache, {
+    declared: DECLARED_VARIABLES,
+    refusals: scope.refusals,
+  });
   compiled.staticCost =
     checked.program && checked.type === 'bool' ? expressionCost(checked.program.ast, scope.sizes) : 0;
   const error = ruleError(scope, checked);

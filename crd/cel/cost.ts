@@ -298,8 +298,46 @@ interface CallSite {
 
 const fixed = (c: CallSite, n: number, size?: SizeNode): Estimate => ({ cost: n + c.argCost, size });
 
+/** cel-go's cost of a binding comprehension (costBind): its empty range (a list literal) plus the bound value and the result. */
+const BIND_RANGE_COST = 10;
+const SORT_BY_INPUT = '@__sortBy_input__';
+
+/**
+ * `list.sortBy(e, key)` as cel-go expands it: a binding of the list and
+ * `@__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(e, key))`, priced by estimateListSortBy on the
+ * keys (n² comparisons x 2, plus 0.1 for string or bytes keys; dyn keys take every overload's maximum).
+ */
+function sortByCost(receiver: Node, args: Node[], ctx: Ctx): Estimate {
+  const target = walk(receiver, ctx);
+  const vars = new Map(ctx.vars).set(SORT_BY_INPUT, target.size);
+  const input: Node = { op: 'id', args: SORT_BY_INPUT };
+  const keys = comprehension('map', input, args, { ...ctx, vars }) ?? { cost: Infinity };
+  const n = sizeOf(target.size, ctx);
+  const keyType = (args[1] as Node).checkedType?.name ?? 'dyn';
+  const f = ['string', 'bytes', 'dyn'].includes(keyType) ? 2 + STRING_FACTOR : 2;
+  const sorted = allocatingList(f, n === Infinity ? Infinity : n * n, 1 + keys.cost);
+  return { cost: BIND_RANGE_COST + target.cost + sorted.cost, size: computedList(n === Infinity ? Infinity : n * n) };
+}
+
+/**
+ * optMap and optFlatMap as cel-go expands them: `t.hasValue() ? optional.of(<bind v = t.value() in body>) :
+ * optional.none()` (optFlatMap without optional.of): the target twice, four calls and the binding. The bound
+ * value has no path, so the body sees it at an unknown size.
+ */
+function optionalMacroCost(name: string, receiver: Node, args: Node[], ctx: Ctx): Estimate {
+  const target = walk(receiver, ctx);
+  const vars = new Map(ctx.vars).set(args[0]?.args as string, undefined);
+  const body = walk(args[1], { ...ctx, vars });
+  const bound = BIND_RANGE_COST + target.cost + 1 + body.cost + (name === 'optMap' ? 1 : 0);
+  return { cost: target.cost + 1 + Math.max(bound, 1) };
+}
+
 /** The special forms among calls: comprehension macros, cel.bind, has(). */
 function specialFormCost(name: string, receiver: Node | undefined, args: Node[], ctx: Ctx): Estimate | undefined {
+  if (receiver && args[0]?.op === 'id' && args.length === 2) {
+    if (name === 'sortBy') return sortByCost(receiver, args, ctx);
+    if (name === 'optMap' || name === 'optFlatMap') return optionalMacroCost(name, receiver, args, ctx);
+  }
   if (receiver && args[0]?.op === 'id' && (name in ONE_VAR_MACROS || name in TWO_VAR_MACROS)) {
     const c = comprehension(name, receiver, args, ctx);
     if (c) return c;

@@ -13,8 +13,7 @@ import { goQuote } from '../apimachinery/go-format.ts';
 import type { RuleProgram } from './check.ts';
 import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';
-import { CostLimitExceeded } from './runtime-cost.ts';
-import { runtimeErrorText } from './runtime-errors.ts';
+import { CostLimitExceeded, runtimeErrorText } from './runtime-errors.ts';
 import { CelValueError, firstInvalidData } from './values.ts';
 
 export interface EvaluateOptions {

@@ -56,7 +56,7 @@ export function evaluateExpression(expression: string, input: ExpressionInput = 
   if (input.oldSelf !== undefined) scoped.registerVariable('oldSelf', typeName);
   const convert = (v: unknown) => (decl ? toCelValue(v, decl, (d) => table.classOf(d)) : plainToCel(v));
   const declared = new Set(Object.keys(activationInput(input)));
-  const checked = checkExpression(scoped, expression, new Map(), declared);
+  const checked = checkExpression(scoped, expression, new Map(), { declared });
   if (checked.issue !== undefined || !checked.program)
     return { error: checked.issue ?? 'unexpected compilation error' };
   // The API server's per-call limit (celconfig.PerCallLimit), as for every rule it evaluates.

@@ -97,6 +97,9 @@ function childRange(x: unknown): { start: number; end: number } | undefined {
 }
 
 /** Where cel-go would locate an error on this node. */
+/** The code of an error our library code raises with cel-go's text: shown as it is, at the node cel-go reports. */
+export const CEL_GO_ISSUE = 'cel_go_issue';
+
 function celGoOffset(node: ErrorNode, input: string): number {
   const start = node.start ?? node.pos ?? 0;
   const args = node.args;
@@ -284,6 +287,8 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
     return displayIssue(input, at, `found no matching overload for '_?_:_' applied to '${types}'`);
   }
   switch (error.code) {
+    case CEL_GO_ISSUE:
+      return displayIssue(input, offset, summary);
     case 'no_such_overload':
     case 'no_matching_overload':
       return displayIssue(input, offset, overloadMessage(withReceiverType(summary, node)) ?? summary);

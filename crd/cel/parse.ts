@@ -7,7 +7,7 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { allowPresenceTestsOnAnyOperand } from './has-macro.ts';
 import { isValidRe2, type RegexCache } from './library/re2.ts';
 import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
-import { guardRuntime } from './runtime-guards.ts';
+import { guardRuntime, type PanicSlot, runRecoveringPanics } from './runtime-guards.ts';
 
 export interface ExpressionAst {
   op: string;
@@ -39,9 +39,19 @@ export function childNodes<T>(node: { args: unknown }, isChild: (x: unknown) => 
 
 const children = (node: ExpressionAst): ExpressionAst[] => childNodes(node, isAst);
 
-function* walk(node: ExpressionAst): Generator<ExpressionAst> {
-  yield node;
-  for (const c of children(node)) yield* walk(c);
+/**
+ * Every node, each before its children and children in argument order. A loop over one array: a
+ * recursive generator costs a resumption per level for every node, which deep rules feel.
+ */
+function walk(root: ExpressionAst): ExpressionAst[] {
+  const nodes: ExpressionAst[] = [];
+  const pending: ExpressionAst[] = [root];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    nodes.push(node);
+    const own = children(node);
+    for (let i = own.length - 1; i >= 0; i--) pending.push(own[i] as ExpressionAst);
+  }
+  return nodes;
 }
 
 function renameOverriddenCalls(ast: ExpressionAst): void {
@@ -59,8 +69,13 @@ export function parseExpression(env: Environment, source: string): ParsedExpress
     check(): { valid: true; type: string } | { valid: false; error: unknown };
   };
   renameOverriddenCalls(parsed.ast);
-  allowPresenceTestsOnAnyOperand(walk(parsed.ast) as Iterable<never>);
-  return { ast: parsed.ast, check: () => checkEveryNode(parsed), evaluate: parsed };
+  allowPresenceTestsOnAnyOperand(walk(parsed.ast) as never[]);
+  const panic: PanicSlot = { message: undefined };
+  return {
+    ast: parsed.ast,
+    check: () => checkEveryNode(parsed, panic),
+    evaluate: (activation) => runRecoveringPanics(() => parsed(activation), panic),
+  };
 }
 
 type NodeCheck = (checker: { dynType: unknown }, ast: unknown, ctx: unknown) => unknown;
@@ -70,12 +85,15 @@ type NodeCheck = (checker: { dynType: unknown }, ast: unknown, ctx: unknown) => 
  * on, so it reports every error; @marcbachmann/cel-js stops at the first. For the duration of one check,
  * each node of this AST catches its own failure, records it and types itself dyn.
  */
-function checkEveryNode(parsed: {
-  ast: ExpressionAst;
-  check(): { valid: true; type: string } | { valid: false; error: unknown };
-}): { valid: true; type: string } | { valid: false; errors: unknown[] } {
+function checkEveryNode(
+  parsed: {
+    ast: ExpressionAst;
+    check(): { valid: true; type: string } | { valid: false; error: unknown };
+  },
+  panic: PanicSlot,
+): { valid: true; type: string } | { valid: false; errors: unknown[] } {
   const errors: unknown[] = [];
-  const nodes = [...walk(parsed.ast)];
+  const nodes = walk(parsed.ast);
   for (const node of nodes) {
     const own = (Object.getPrototypeOf(node) as { check: NodeCheck }).check;
     Object.defineProperty(node, 'check', {
@@ -94,7 +112,7 @@ function checkEveryNode(parsed: {
     const checked = parsed.check();
     if (!checked.valid) errors.push(checked.error);
     if (errors.length > 0 || !checked.valid) return { valid: false, errors };
-    guardRuntime(nodes);
+    guardRuntime(nodes, panic);
     return checked;
   } finally {
     for (const node of nodes) delete (node as Partial<{ check: unknown }>).check;
@@ -146,6 +164,7 @@ export const MACRO_NAMES: ReadonlySet<string> = new Set([
   'transformList',
   'transformMap',
   'transformMapEntry',
+  'sortBy',
 ]);
 
 /**
@@ -193,6 +212,53 @@ function typeName(node: TypedAst): string {
   return name.startsWith('dyn<') ? 'dyn' : name;
 }
 
+interface TypeTree {
+  name: string;
+  params: TypeTree[];
+}
+
+function typeTree(name: string): TypeTree {
+  let i = 0;
+  const read = (): TypeTree => {
+    const start = i;
+    while (i < name.length && !'<>,'.includes(name[i] as string)) i++;
+    const tree: TypeTree = { name: name.slice(start, i).trim(), params: [] };
+    if (name[i] === '<') {
+      do {
+        i++;
+        tree.params.push(read());
+      } while (name[i] === ',');
+      i++;
+    }
+    return tree;
+  };
+  return read();
+}
+
+/** A type parameter the checker left free (`T` of `[]`, `K` and `V` of `{}`): cel-go substitutes it by unification. */
+const isTypeParameter = (t: TypeTree) => t.params.length === 0 && /^[A-Z]\d*$/.test(t.name);
+
+function unifiable(a: TypeTree, b: TypeTree): boolean {
+  if (isTypeParameter(a) || isTypeParameter(b)) return true;
+  return (
+    a.name === b.name &&
+    a.params.length === b.params.length &&
+    a.params.every((p, i) => unifiable(p, b.params[i] as TypeTree))
+  );
+}
+
+/**
+ * Whether two element types of a literal are the same type once cel-go has substituted its type parameters;
+ * `joined` is then the more specific of the two.
+ */
+function sameAfterSubstitution(first: string, next: string): { same: boolean; joined: string } {
+  if (first === next) return { same: true, joined: first };
+  const a = typeTree(first);
+  const b = typeTree(next);
+  if (!unifiable(a, b)) return { same: false, joined: first };
+  return { same: true, joined: /\b[A-Z]\d*\b/.test(first) ? next : first };
+}
+
 /**
  * cel.ValidateHomogeneousAggregateLiterals: list and map literals must have elements of one type, except inside
  * string.format() arguments (the strings extension exempts them). Returns offsets and the two type names.
@@ -208,11 +274,16 @@ export function findHeterogeneousLiterals(
       let first: string | undefined;
       for (const el of node.args as TypedAst[]) {
         const t = typeName(el);
-        if (first === undefined) first = t;
-        else if (t !== first) {
+        if (first === undefined) {
+          first = t;
+          continue;
+        }
+        const { same, joined } = sameAfterSubstitution(first, t);
+        if (!same) {
           out.push({ offset: el.start ?? 0, expected: first, found: t });
           break;
         }
+        first = joined;
       }
     }
     if (!exempt && !isFormat && node.op === 'map' && Array.isArray(node.args)) {
@@ -226,8 +297,12 @@ export function findHeterogeneousLiterals(
           valueType = vt;
           continue;
         }
-        if (kt !== keyType) out.push({ offset: k.start ?? 0, expected: keyType, found: kt });
-        if (vt !== valueType) out.push({ offset: v.start ?? 0, expected: valueType ?? 'dyn', found: vt });
+        const keys = sameAfterSubstitution(keyType, kt);
+        const values = sameAfterSubstitution(valueType ?? 'dyn', vt);
+        if (!keys.same) out.push({ offset: k.start ?? 0, expected: keyType, found: kt });
+        if (!values.same) out.push({ offset: v.start ?? 0, expected: valueType ?? 'dyn', found: vt });
+        keyType = keys.joined;
+        valueType = values.joined;
       }
     }
     for (const c of children(node)) visit(c, exempt || isFormat);

@@ -4,6 +4,14 @@
  */
 import { CelFunctionError } from './library/errors.ts';
 
+/** Thrown from inside an evaluation when the per-call limit is exceeded; runtimeErrorText maps it. */
+export class CostLimitExceeded extends Error {
+  override name = 'CostLimitExceeded';
+  constructor() {
+    super('operation cancelled: actual cost limit exceeded');
+  }
+}
+
 const REWRITES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^No such key: index out of bounds, index (-?\d+) .*$/, (m) => `index out of bounds: ${m[1]}`],
   [/^No such key: (.*)$/, (m) => `no such key: ${m[1]}`],

@@ -2,10 +2,14 @@
  * cel-go's runtime answers that @marcbachmann/cel-js's built-in operators and conversions do not give, and
  * whose overloads cannot be replaced: after an expression is checked, the handles of its operator and
  * conversion nodes are wrapped so that they refuse first (ordering a NaN, equality over an error value,
- * conversions strconv or the int64/uint64 range refuse, bytes that are not UTF-8).
- * Sources: github.com/google/cel-go@v0.29.2/common/types (double.go, int.go, string.go, bytes.go, overflow.go).
+ * conversions strconv or the int64/uint64 range refuse, bytes that are not UTF-8); and the panics cel-go's
+ * runtime cost trackers raise on an error value, which end the whole evaluation.
+ * Sources: github.com/google/cel-go@v0.29.2/common/types (double.go, int.go, string.go, bytes.go, overflow.go),
+ * ext/lists.go.
  */
 import { CelFunctionError } from './library/errors.ts';
+import { type EvaluableNode, interceptEvaluate } from './node-evaluate.ts';
+import { CostLimitExceeded } from './runtime-errors.ts';
 import { firstInvalidData } from './values.ts';
 
 /** A checked AST node as the library leaves it: its operator or call, and the handle it runs. */
@@ -81,6 +85,21 @@ function conversionError(name: string, value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * string() of a double as cel-go writes it (double.go: strconv.FormatFloat(d, 'g', -1, 64)): the shortest
+ * digits that read back as the same double, in exponent form when the exponent is below -4 or at least 6
+ * (JavaScript switches at -7 and 21), with a sign and at least two exponent digits: 1e+06, 1.5e-05.
+ */
+export function formatDoubleAsGo(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
+  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
+  const [mantissa = '', exponentText = '0'] = value.toExponential().split('e');
+  const exponent = Number(exponentText);
+  if (exponent >= -4 && exponent < 6) return String(value);
+  return `${mantissa}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
+}
+
 /** The library's int(), uint() and string() overloads cannot be replaced: each checked call refuses first. */
 function convertAsCelGo(nodes: readonly ExpressionAst[]): void {
   for (const node of nodes) {
@@ -91,13 +110,75 @@ function convertAsCelGo(nodes: readonly ExpressionAst[]): void {
     call.handle = (args, ast, ev) => {
       const error = conversionError(name as string, args[0]);
       if (error !== undefined) throw new CelFunctionError(error);
+      if (name === 'string' && typeof args[0] === 'number') return formatDoubleAsGo(args[0]);
       return convert(args, ast, ev);
     };
   }
 }
 
-/** Wraps the checked nodes' operator and conversion handles (see the module comment). */
-export function guardRuntime(nodes: readonly ExpressionAst[]): void {
+/**
+ * A panic inside cel-go's evaluation: the interpreter recovers it as "internal error: ...", which ends the whole
+ * evaluation (no `||` or `all()` absorbs it). Set during one evaluation, read at its end (runRecoveringPanics).
+ */
+export interface PanicSlot {
+  message: string | undefined;
+}
+
+/** The panic of a Go type assertion `arg.(traits.Lister)` on an error value (traits.Lister's first method is Add). */
+export const LISTER_ASSERTION_PANIC =
+  'internal error: interface conversion: *types.Err is not traits.Lister: missing method Add';
+
+/**
+ * The runtime cost trackers of sort(), distinct() and sortBy (ext/lists.go trackListSort, trackListDistinct, trackListSortBy) run after
+ * the call, also when its receiver is an error value, and assert that the receiver is a list: an error there
+ * (`self.items.sort()` with `items` absent) panics where any other function would return the error.
+ */
+const LIST_ASSERTING_TRACKERS: ReadonlySet<string> = new Set(['sort', 'distinct']);
+
+function panicOnErrorReceivers(nodes: readonly ExpressionAst[], panic: PanicSlot): void {
+  for (const node of nodes) {
+    if (node.op !== 'rcall' || !Array.isArray(node.args)) continue;
+    const [name, receiver, args] = node.args as [string, EvaluableNode, EvaluableNode[]];
+    if (LIST_ASSERTING_TRACKERS.has(name) && args.length === 0)
+      panicWhenItFails(receiver, panic, LISTER_ASSERTION_PANIC);
+    // sortBy's keys are `list.map(e, key)`: an error in the list or in any key makes them an error value,
+    // which trackListSortBy asserts to be a list
+    if (name === 'sortBy' && args.length === 2) {
+      panicWhenItFails(receiver, panic, LISTER_ASSERTION_PANIC);
+      panicWhenItFails(args[1] as EvaluableNode, panic, LISTER_ASSERTION_PANIC);
+    }
+  }
+}
+
+/** An error out of `node`'s evaluation (not the cost limit, itself a cancellation) is followed by the panic. */
+export function panicWhenItFails(node: EvaluableNode, panic: PanicSlot, message: string): void {
+  interceptEvaluate(node, function (evaluate, ev, ast, ctx) {
+    try {
+      return evaluate.call(this, ev, ast, ctx);
+    } catch (error) {
+      if (!(error instanceof CostLimitExceeded)) panic.message ??= message;
+      throw error;
+    }
+  });
+}
+
+/** Runs a program as cel-go's interpreter does with its panics: one recorded during the run is the run's error. */
+export function runRecoveringPanics<T>(run: () => T, panic: PanicSlot): T {
+  panic.message = undefined;
+  let result: T;
+  try {
+    result = run();
+  } catch (error) {
+    if (panic.message === undefined) throw error;
+    throw new CelFunctionError(panic.message);
+  }
+  if (panic.message !== undefined) throw new CelFunctionError(panic.message);
+  return result;
+}
+
+/** Wraps the checked nodes' operator and conversion handles and the receivers that panic (see the module comment). */
+export function guardRuntime(nodes: readonly ExpressionAst[], panic: PanicSlot): void {
   guardBinaryOperators(nodes);
   convertAsCelGo(nodes);
+  panicOnErrorReceivers(nodes, panic);
 }

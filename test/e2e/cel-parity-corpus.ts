@@ -193,6 +193,46 @@ add('extLists', strList, 'self.distinct().size() == self.size()', ['x', 'x']);
 add('extLists', intMatrix, 'self.flatten() == [1, 2, 3]', [[1], [2, 3]]);
 add('extLists', intMatrix, 'self.flatten(1).size() == 3', [[1], [2, 3]]);
 add('extLists', intMatrix, 'self.flatten(-1).size() == 3', [[1]]);
+// sortBy: keys from an expression; equal keys keep list order; dyn keys of two types, a failing key
+for (const [rule, value] of [
+  ['self.sortBy(x, -x) == [3, 2, 1]', [1, 3, 2]],
+  ['self.sortBy(x, x % 2) == [2, 4, 1, 3]', [1, 2, 3, 4]],
+  ['self.sortBy(x, x).sortBy(y, -y) == [2, 1]', [1, 2]],
+  ['self.sortBy(x, x == 1 ? dyn(1) : dyn(1.0)).size() > 0', [1, 2]],
+  ['self.sortBy(x, 10 / x).size() > 0', [1, 0]],
+  ['self.sortBy(x, 10 / x).size() > 0 || true', [1, 0]],
+] as const) {
+  add('extLists', intList, rule, value);
+}
+add('extLists', strList, "self.sortBy(s, s.size()) == ['a', 'bb', 'ccc']", ['bb', 'ccc', 'a']);
+// sort(), distinct() and sortBy of an error (an absent field): cel-go's cost tracker panics, which no `||` absorbs
+const absentList: JSONSchemaProps = { type: 'object', properties: { l: intList, s: str } };
+for (const rule of [
+  'self.l.sort() == []',
+  'self.l.distinct().size() == 0 || true',
+  '[1, 2].all(x, x == 1 || self.l.sort() == [])',
+  'self.l.sortBy(x, x).size() == 0',
+  'self.l.reverse().size() == 0',
+  "true || self.l.sort() == [] && self.s == ''",
+]) {
+  add('extLists', absentList, rule, { s: 'x' });
+}
+
+// ---- cel-go optional library at its latest version: first, last, unwrap, unwrapOpt, optMap, optFlatMap, ==
+for (const [rule, value] of [
+  ['self.first() == optional.of(1)', [1, 2]],
+  ['self.last().orValue(0) == 3', [1, 2, 3]],
+  ['self.first() == optional.none()', []],
+  ['self.first() != optional.none()', [1]],
+  ['[self.first(), self.last()].unwrapOpt() == [1, 3]', [1, 2, 3]],
+  ['optional.unwrap([self.first(), optional.none()]) == [1]', [1]],
+  ['self.first().optMap(x, x * 2).orValue(0) == 2', [1]],
+  ['self.last().optFlatMap(x, x > 1 ? optional.of(x) : optional.none()) == optional.of(3)', [1, 3]],
+  ['self.last().optFlatMap(x, x > 1 ? optional.of(x) : optional.none()).hasValue()', [1]],
+  ['[[], [1]].size() == 2 && [optional.none(), self.first()].size() == 2', [1]],
+] as const) {
+  add('optionals', intList, rule, value);
+}
 
 // ---- regex library (regex.go)
 const regexCases: Array<[string, string]> = [
@@ -944,6 +984,14 @@ for (const value of [-0.5, 1.9e19, 1.5]) add('runtime', num, 'uint(self) != 0u',
 for (const value of ['/w==', 'YWJj', 'YW+/', 'gA==']) {
   add('runtime', { type: 'string', format: 'byte', maxLength: 8 }, "string(self) != ''", value);
 }
+// string() of a double is Go's %g: an exponent below -4 or from 6 up, signed, two digits at least
+for (const value of [1e6, 123456789, 9007199254740992, 0.00001, 0.0001, 100000, 1.5, -2.5e-7, 1e21, 1e300]) {
+  add('runtime', num, { rule: "string(self) == ''", messageExpression: 'string(self)' }, value);
+}
+for (const expression of ['self / 0.0', '-self / 0.0', 'self * -1.0', '(self - 1.0) / 0.0']) {
+  add('runtime', num, { rule: 'false', messageExpression: `string(${expression})` }, 1);
+}
+add('runtime', num, { rule: 'false', messageExpression: 'string(self * -1.0)' }, 0);
 // an array under type: string with a format passes OpenAPI (kube-openapi's type validator); CEL refuses it
 add('runtime', { type: 'object', properties: { b: { type: 'string', format: 'byte' } } }, 'self == self', { b: [] });
 add(
@@ -988,6 +1036,17 @@ bad('cost', { type: 'array', maxItems: 100000, items: int }, 'self.distinct().si
 bad('cost', { type: 'array', maxItems: 2000, items: int }, 'lists.range(1000000).size() > self.size()');
 bad('cost', intList, 'lists.range(self.size()).size() == self.size()');
 bad('cost', intList, 'self.slice(2, 1).size() == 0');
+bad(
+  'cost',
+  { type: 'array', maxItems: 2180, items: { type: 'string', maxLength: 8 } },
+  'self.sortBy(x, x).size() >= 0',
+);
+bad('cost', strList, "self.first().optMap(x, x + 'b').orValue('') == 'ab'");
+bad('sortBy', intList, 'self.sortBy(x, [x]).size() > 0');
+bad('sortBy', intList, 'self.sortBy(1, x).size() > 0');
+bad('optional', intList, 'self.first().optMap(1, 2) == optional.none()');
+bad('optional', intList, 'self.first().optFlatMap(x, x) == optional.none()');
+bad('optional', intList, '[[1], [true]].size() == 2');
 bad('cost', { type: 'array', items: { type: 'integer' } }, 'self.map(p, p * 2).all(x, x < 1000)');
 bad('cost', { type: 'object', additionalProperties: unboundedStr }, "self.all(k, self[k].matches('^[a-z]+$'))");
 bad('fieldPath', { type: 'object', properties: { name: str } }, { rule: "self.name != ''", fieldPath: '.nope' });

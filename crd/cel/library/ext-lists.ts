@@ -1,7 +1,7 @@
 /**
  * cel-go's extended list library at the version the Kubernetes environment enables for CRD rules
  * (ext.Lists(ext.ListsVersion(3)), since 1.34): slice, flatten, lists.range, reverse, distinct and
- * sort, with their error texts. Not yet: the sortBy macro. Source:
+ * sort, with their error texts (the sortBy macro: sort-by.ts). Source:
  * github.com/google/cel-go@v0.29.2/ext/lists.go (static costs in cost.ts follow its v3 estimators).
  */
 import type { Environment } from '@marcbachmann/cel-js';
