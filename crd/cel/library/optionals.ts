@@ -8,37 +8,8 @@ import { type Environment, Optional, ParseError } from '@marcbachmann/cel-js';
 import { CEL_GO_ISSUE, celGoTypeName } from '../issues.ts';
 import { celEquals } from './compare.ts';
 import { CelFunctionError } from './errors.ts';
+import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
 
-/** The parts of @marcbachmann/cel-js's macro API this file uses (lib/macros.js). */
-interface AstNode {
-  op: string;
-  args: unknown;
-}
-interface TypeDecl {
-  kind: string;
-  valueType?: TypeDecl;
-}
-interface CheckContext {
-  forkWithVariable(name: string, type: TypeDecl): CheckContext;
-}
-interface EvalContext {
-  reuse(parent: unknown): EvalContext;
-  setIterValue(v: unknown, ev: unknown): EvalContext;
-}
-interface Checker {
-  check(node: AstNode, ctx: CheckContext): TypeDecl;
-  getType(name: string): TypeDecl;
-  registry: { getOptionalType(t: TypeDecl): TypeDecl };
-  createError(code: string, message: string, node: AstNode): Error;
-}
-interface Evaluator {
-  run(node: AstNode, ctx: unknown): unknown;
-}
-interface MacroInput {
-  ast: AstNode;
-  args: AstNode[];
-  receiver: AstNode;
-}
 interface OptionalMacro {
   /** The macro's call, where cel-go reports the errors of its expansion. */
   call: AstNode;

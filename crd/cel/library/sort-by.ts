@@ -10,37 +10,8 @@ import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { CEL_GO_ISSUE, celGoTypeName } from '../issues.ts';
 import { type CelComparable, celCompare } from './compare.ts';
 import { CelFunctionError } from './errors.ts';
+import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
 
-/** The parts of @marcbachmann/cel-js's macro API this file uses (lib/macros.js). */
-interface AstNode {
-  op: string;
-  args: unknown;
-}
-interface TypeDecl {
-  kind: string;
-  name: string;
-  valueType?: TypeDecl;
-}
-interface CheckContext {
-  forkWithVariable(name: string, type: TypeDecl): CheckContext;
-}
-interface EvalContext {
-  reuse(parent: unknown): EvalContext;
-  setIterValue(v: unknown, ev: unknown): EvalContext;
-}
-interface Checker {
-  check(node: AstNode, ctx: CheckContext): TypeDecl;
-  getType(name: string): TypeDecl;
-  createError(code: string, message: string, node: AstNode): Error;
-}
-interface Evaluator {
-  run(node: AstNode, ctx: unknown): unknown;
-}
-interface MacroInput {
-  ast: AstNode;
-  args: AstNode[];
-  receiver: AstNode;
-}
 interface SortByMacro {
   call: AstNode;
   receiver: AstNode;

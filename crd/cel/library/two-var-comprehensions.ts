@@ -6,42 +6,8 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { CelFunctionError } from './errors.ts';
+import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
 
-/** The parts of @marcbachmann/cel-js's macro API this file uses (lib/macros.js). */
-interface AstNode {
-  op: string;
-  args: unknown;
-}
-interface TypeDecl {
-  kind: string;
-  name: string;
-  keyType?: TypeDecl;
-  valueType?: TypeDecl;
-}
-interface CheckContext {
-  forkWithVariable(name: string, type: TypeDecl): CheckContext;
-}
-interface EvalContext {
-  reuse(parent: unknown): EvalContext;
-  setIterValue(v: unknown, ev: unknown): EvalContext;
-}
-interface Checker {
-  check(node: AstNode, ctx: CheckContext): TypeDecl;
-  getType(name: string): TypeDecl;
-  registry: {
-    getListType(t: TypeDecl): TypeDecl;
-    getMapType(k: TypeDecl, v: TypeDecl): TypeDecl;
-  };
-  createError(code: string, message: string, node: AstNode): Error;
-}
-interface Evaluator {
-  run(node: AstNode, ctx: unknown): unknown;
-}
-interface MacroInput {
-  ast: AstNode;
-  args: AstNode[];
-  receiver: AstNode;
-}
 interface Macro {
   receiver: AstNode;
   first: string;
