@@ -7,6 +7,7 @@
 import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
 import type { DeclType, ObjectDeclType } from './decl-types.ts';
 import { parseDuration } from './duration.ts';
+import { keepUnstructured } from './unstructured-object.ts';
 
 /** The runtime class of one CEL object type: a Map from CEL field name to value. */
 export type ObjectClass = new () => Map<string, unknown>;
@@ -159,6 +160,7 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
             nested((x) => toCelValue(x, field.type, classes), v),
           );
       }
+      keepUnstructured(out, value as Record<string, unknown>, type.byProperty);
       return out;
     }
   }
@@ -228,6 +230,7 @@ export function converterFor(type: DeclType, classes: ObjectClassLookup): ValueC
           const value = (v as Record<string, unknown>)[k];
           if (field && Object.hasOwn(v, k) && value !== null) out.set(field.celName, nested(field.convert, value));
         }
+        keepUnstructured(out, v as Record<string, unknown>, type.byProperty);
         return out;
       };
     }

@@ -1004,6 +1004,38 @@ add(
   'true',
   [[], ['x']],
 );
+// == on objects is unstructuredMap.Equal: unknown fields a node preserves and null fields count; an
+// unknown field only one side has is compared only by the number of fields
+const preserving: JSONSchemaProps = {
+  type: 'object',
+  properties: { b: { ...int, nullable: true } },
+  'x-kubernetes-preserve-unknown-fields': true,
+};
+for (const [value, old] of [
+  [
+    { b: 1, zz: 1 },
+    { b: 1, zz: 2 },
+  ],
+  [{ b: 1, zz: 1 }, { b: 1 }],
+  [
+    { b: 1, zz: 1 },
+    { b: 1, yy: 1 },
+  ],
+  [
+    { b: 1, zz: { a: [1, 2] } },
+    { b: 1, zz: { a: [1, 2] } },
+  ],
+  [{ b: null }, {}],
+] as const) {
+  add('runtime', preserving, ['self == oldSelf', '[self] == [oldSelf]'], value, old);
+}
+add(
+  'runtime',
+  { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  'self == oldSelf',
+  { a: 1 },
+  { a: 1, c: 2 },
+);
 // a null field of an object with properties is an absent one (unstructuredMap.Find)
 const nullableRatio: JSONSchemaProps = { type: 'object', properties: { b: { ...num, nullable: true }, c: str } };
 add('runtime', nullableRatio, 'self.b / 2.0 < 1.0', { b: null, c: 'x' });

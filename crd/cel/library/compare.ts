@@ -3,6 +3,7 @@
  * Strings compare by UTF-8 bytes (= code points), like Go.
  */
 import { Duration } from '@marcbachmann/cel-js/evaluator';
+import { unstructuredEquals } from '../unstructured-object.ts';
 
 export type CelComparable = bigint | number | boolean | string | Date | Duration | Uint8Array;
 
@@ -58,6 +59,8 @@ export function celEquals(a: unknown, b: unknown): boolean {
   if (a instanceof Uint8Array && b instanceof Uint8Array) return celCompare(a, b) === 0 && a.length === b.length;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
   if (a instanceof Map && b instanceof Map) {
+    const asObjects = unstructuredEquals(a, b, celEquals);
+    if (asObjects !== undefined) return asObjects;
     if (a.constructor !== b.constructor || a.size !== b.size) return false;
     for (const [k, v] of a) if (!b.has(k) || !celEquals(v, b.get(k))) return false;
     return true;
