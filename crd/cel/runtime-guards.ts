@@ -9,6 +9,7 @@
  */
 import { CelFunctionError } from './library/errors.ts';
 import { type EvaluableNode, interceptEvaluate } from './node-evaluate.ts';
+import { guardNullValues } from './null-values.ts';
 import { CostLimitExceeded } from './runtime-errors.ts';
 import { firstInvalidData } from './values.ts';
 
@@ -181,4 +182,6 @@ export function guardRuntime(nodes: readonly ExpressionAst[], panic: PanicSlot):
   guardBinaryOperators(nodes);
   convertAsCelGo(nodes);
   panicOnErrorReceivers(nodes, panic);
+  // last: in front of the guards above
+  guardNullValues(nodes as unknown as EvaluableNode[]);
 }

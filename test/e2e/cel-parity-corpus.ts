@@ -1036,6 +1036,56 @@ add(
   { a: 1 },
   { a: 1, c: 2 },
 );
+// a null item or value of a nullable list or map reaches the rule as null: operators and functions have no
+// overload for it, == answers false, the list functions that compare look past it
+const nullableInts: JSONSchemaProps = {
+  type: 'object',
+  maxProperties: 3,
+  additionalProperties: { ...int, nullable: true },
+};
+for (const rule of [
+  'self.all(k, self[k] > 3)',
+  'self.all(k, self[k] == 3)',
+  "self['a'] * 2 == 0",
+  "-self['a'] == 0",
+  "int(self['a']) == 0",
+  "string(self['a']) == ''",
+  "self['a'] != 1",
+  "self['a'] in [1]",
+  "[self['a']] == [1]",
+]) {
+  add('nulls', nullableInts, rule, { a: null });
+}
+const nullableIntList: JSONSchemaProps = { type: 'array', maxItems: 3, items: { ...int, nullable: true } };
+for (const rule of [
+  'self.all(x, x > 3)',
+  'self.all(x, x == 3)',
+  'self.map(x, x).size() == 1',
+  'self.all(i, x, x > 0)',
+  'self[0] + 1 == 2',
+  'self.sum() == 0',
+  'self.isSorted()',
+  'self.sort() == []',
+  'self.indexOf(1) == 0',
+  'sets.contains(self, [1])',
+]) {
+  add('nulls', nullableIntList, rule, [null]);
+}
+const nullableStrings: JSONSchemaProps = {
+  type: 'object',
+  maxProperties: 3,
+  additionalProperties: { ...str, nullable: true },
+};
+for (const rule of [
+  "self['a'].size() == 0",
+  "self['a'].startsWith('x')",
+  "self['a'].lowerAscii() == ''",
+  "isURL(self['a'])",
+  "self['a'] + 'x' == 'x'",
+  "self.all(k, self[k].matches('x'))",
+]) {
+  add('nulls', nullableStrings, rule, { a: null });
+}
 // a null field of an object with properties is an absent one (unstructuredMap.Find)
 const nullableRatio: JSONSchemaProps = { type: 'object', properties: { b: { ...num, nullable: true }, c: str } };
 add('runtime', nullableRatio, 'self.b / 2.0 < 1.0', { b: null, c: 'x' });

@@ -20,6 +20,7 @@ export interface CheckContext {
 }
 
 export interface EvalContext {
+  iterValue: unknown;
   reuse(parent: unknown): EvalContext;
   setIterValue(v: unknown, ev: unknown): EvalContext;
 }

@@ -6,6 +6,7 @@
  */
 import { type Environment, Optional, ParseError } from '@marcbachmann/cel-js';
 import { CEL_GO_ISSUE, celGoTypeName } from '../issues.ts';
+import { bindIterationValue } from '../null-values.ts';
 import { celEquals } from './compare.ts';
 import { CelFunctionError } from './errors.ts';
 import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
@@ -54,7 +55,7 @@ function evaluate(kind: Kind, ev: Evaluator, m: OptionalMacro, ctx: EvalContext)
   const target = ev.run(m.receiver, ctx);
   if (!(target instanceof Optional)) throw new CelFunctionError('no such overload');
   if (!target.hasValue()) return Optional.none();
-  const bound = (m.bodyCtx as unknown as EvalContext).reuse(ctx).setIterValue(target.value(), ev);
+  const bound = bindIterationValue((m.bodyCtx as unknown as EvalContext).reuse(ctx), target.value(), ev);
   const result = ev.run(m.body, bound);
   if (kind === 'optMap') return Optional.of(result);
   if (!(result instanceof Optional)) throw new CelFunctionError('no such overload');

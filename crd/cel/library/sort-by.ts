@@ -8,6 +8,7 @@
 import { type Environment, ParseError } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { CEL_GO_ISSUE, celGoTypeName } from '../issues.ts';
+import { bindIterationValue } from '../null-values.ts';
 import { type CelComparable, celCompare } from './compare.ts';
 import { CelFunctionError } from './errors.ts';
 import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
@@ -90,7 +91,7 @@ function evaluate(ev: Evaluator, m: SortByMacro, ctx: EvalContext): unknown {
   const list = ev.run(m.receiver, ctx);
   if (!Array.isArray(list)) throw new CelFunctionError('no such overload');
   const keyCtx = m.keyCtx as unknown as EvalContext;
-  const keys = list.map((element) => ev.run(m.key, keyCtx.reuse(ctx).setIterValue(element, ev)));
+  const keys = list.map((element) => ev.run(m.key, bindIterationValue(keyCtx.reuse(ctx), element, ev)));
   return sortByKeys(list, keys);
 }
 

@@ -5,6 +5,7 @@
  * Source: github.com/google/cel-go@v0.29.2/ext/comprehensions.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { bindIterationValue } from '../null-values.ts';
 import { CelFunctionError } from './errors.ts';
 import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
 
@@ -101,8 +102,8 @@ function evaluateComprehension(kind: Kind, ev: Evaluator, m: Macro, ctx: EvalCon
   const firstCtx = m.firstCtx as unknown as EvalContext;
   const secondCtx = m.secondCtx as unknown as EvalContext;
   const step: Step = (node, k, v) => {
-    const c1 = firstCtx.reuse(ctx).setIterValue(k, ev);
-    const c2 = secondCtx.reuse(c1).setIterValue(v, ev);
+    const c1 = bindIterationValue(firstCtx.reuse(ctx), k, ev);
+    const c2 = bindIterationValue(secondCtx.reuse(c1), v, ev);
     return ev.run(node, c2);
   };
   const items = entries(range);
