@@ -30,6 +30,8 @@ export {
 
 export interface CompiledNode {
   decl: DeclType;
+  /** The node's schema as written (ratcheting correlates only the fields it declares; decl.schema may add metadata). */
+  schema: JSONSchemaProps;
   /** JSON -> CEL value for this node's type. */
   convert: ValueConverter;
   /** Whether any rule of this node uses oldSelf (only then is the old value converted). */
@@ -248,6 +250,7 @@ function compileNode(walk: CompileWalk, at: SchemaPosition): CompiledNode | unde
     return undefined;
   const node = {
     decl: at.decl,
+    schema: at.schema,
     convert: converterFor(at.decl, (d) => walk.table.classOf(d)),
     mapCorrelatable: isMapCorrelatable(at.schema),
     schemaType: at.schema.type ?? '',

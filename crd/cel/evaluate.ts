@@ -5,7 +5,7 @@
  * Source: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/validation.go.
  */
 import { Optional } from '@marcbachmann/cel-js';
-import type { ValidationRule } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
 import { jsonEqual } from '../../kube/json-value.ts';
 import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts';
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
@@ -13,6 +13,7 @@ import { goQuote } from '../apimachinery/go-format.ts';
 import type { RuleProgram } from './check.ts';
 import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';
+import { unchanged } from './ratchet-equality.ts';
 import { CostLimitExceeded, runtimeErrorText } from './runtime-errors.ts';
 import { CelValueError, firstInvalidData } from './values.ts';
 
@@ -39,6 +40,8 @@ const MAX_MESSAGE_EXPRESSION_BYTES = 5 * 1024;
 interface Correlation {
   value: unknown;
   old: unknown;
+  /** The node's schema: what it declares correlates (ratchet-equality.ts). */
+  schema: JSONSchemaProps | undefined;
 }
 interface Ratchet {
   current?: Correlation;
@@ -46,28 +49,25 @@ interface Ratchet {
 }
 
 function correlationEqual(c: Correlation | undefined): boolean {
-  if (!c) return false;
-  if (c.value === undefined && c.old === undefined) return true;
-  if (c.value === undefined || c.old === undefined) return false;
-  return jsonEqual(c.value, c.old);
+  return c !== undefined && unchanged(c.value, c.old, c.schema);
 }
 
 function shouldRatchet(r: Ratchet): boolean {
   return r.current ? correlationEqual(r.current) : correlationEqual(r.parent);
 }
 
-function ratchetKey(r: Ratchet, key: string, value: unknown): Ratchet {
+function ratchetKey(r: Ratchet, key: string, value: unknown, schema: JSONSchemaProps | undefined): Ratchet {
   if (!r.current) return r;
   if (r.parent === undefined && (key === 'apiVersion' || key === 'kind')) return {};
   const old = r.current.old;
   const oldValue =
     old && typeof old === 'object' && !Array.isArray(old) ? (old as Record<string, unknown>)[key] : undefined;
-  return { current: oldValue === undefined ? undefined : { value, old: oldValue }, parent: r.current };
+  return { current: oldValue === undefined ? undefined : { value, old: oldValue, schema }, parent: r.current };
 }
 
-function ratchetIndex(r: Ratchet, oldItem: unknown, value: unknown): Ratchet {
+function ratchetIndex(r: Ratchet, oldItem: unknown, value: unknown, schema: JSONSchemaProps | undefined): Ratchet {
   if (!r.current) return r;
-  return { current: oldItem === undefined ? undefined : { value, old: oldItem }, parent: r.current };
+  return { current: oldItem === undefined ? undefined : { value, old: oldItem, schema }, parent: r.current };
 }
 
 function ruleErrorString(rule: ValidationRule): string {
@@ -150,7 +150,8 @@ function validateItems(run: Run, node: CompiledNode, list: unknown[], at: Visit)
   for (let i = 0; i < list.length; i++) {
     const value = list[i];
     const old = oldItemFor(node, value, oldList);
-    const item = { path: indexPath(at.path, i), value, old, ratchet: ratchetIndex(at.ratchet, old, value) };
+    const ratchet = ratchetIndex(at.ratchet, old, value, node.items?.schema);
+    const item = { path: indexPath(at.path, i), value, old, ratchet };
     if (!validate(run, node.items, item)) return false;
   }
   return true;
@@ -167,7 +168,7 @@ function validateFields(run: Run, node: CompiledNode, record: Record<string, unk
         path: keyPath(at.path, k),
         value,
         old: correlatable ? oldRecord?.[k] : undefined,
-        ratchet: ratchetKey(at.ratchet, k, value),
+        ratchet: ratchetKey(at.ratchet, k, value, node.additionalProperties.schema),
       };
       if (!validate(run, node.additionalProperties, entry)) return false;
     }
@@ -179,7 +180,7 @@ function validateFields(run: Run, node: CompiledNode, record: Record<string, unk
       path: childPath(at.path, k),
       value,
       old: correlatable ? oldRecord?.[k] : undefined,
-      ratchet: ratchetKey(at.ratchet, k, value),
+      ratchet: ratchetKey(at.ratchet, k, value, sub?.schema),
     };
     if (!validate(run, sub, field)) return false;
   }
@@ -253,7 +254,12 @@ function validateExpressions(run: Run, node: CompiledNode, at: Visit): boolean {
       return true;
     }
     const failing: NodeEvaluation = { run, node, at, shown, self: undefined, oldSelf: undefined };
-    for (const compiled of node.rules) run.errors.push(ruleMeetingError(failing, compiled, error.message));
+    const noOld = at.old === undefined || at.old === null;
+    for (const compiled of node.rules) {
+      // a transition rule does not run without an old value (evaluateRule)
+      if (compiled.usesOldSelf && noOld && compiled.rule.optionalOldSelf !== true) continue;
+      run.errors.push(ruleMeetingError(failing, compiled, error.message));
+    }
     return true;
   }
   const evaluation: NodeEvaluation = { run, node, at, shown, self, oldSelf };
@@ -397,7 +403,8 @@ export function evaluate(
     warnings: [],
     budget: options.costBudget ?? RUNTIME_COST_BUDGET,
   };
-  const ratchet: Ratchet = oldObject === undefined ? {} : { current: { value: object, old: oldObject } };
+  const ratchet: Ratchet =
+    oldObject === undefined ? {} : { current: { value: object, old: oldObject, schema: compiled.root?.schema } };
   validate(run, compiled.root, { path: options.basePath ?? '', value: object, old: oldObject, ratchet });
   return { errors: run.errors, warnings: run.warnings, remainingBudget: run.budget };
 }

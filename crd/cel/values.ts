@@ -4,9 +4,12 @@
  * objects with properties -> typed object instances, additionalProperties -> Map, arrays -> arrays.
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/valuesunstructured.go (UnstructuredToVal).
  */
+
+import type { Duration } from '@marcbachmann/cel-js/evaluator';
 import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
+import { parseStrfmtDuration } from '../apimachinery/strfmt-duration.ts';
 import type { DeclType, ObjectDeclType } from './decl-types.ts';
-import { parseDuration } from './duration.ts';
+import { durationFromNanos } from './duration.ts';
 import { keepUnstructured } from './unstructured-object.ts';
 
 /** The runtime class of one CEL object type: a Map from CEL field name to value. */
@@ -26,6 +29,15 @@ function toInt(value: unknown): unknown {
   if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
   if (typeof value === 'bigint') return value;
   return value;
+}
+
+/** A `format: duration` string as the API server's CEL value reads it (strfmt.ParseDuration), else its error value. */
+function strfmtDuration(value: string): Duration {
+  const parsed = parseStrfmtDuration(value);
+  if ('nanos' in parsed) return durationFromNanos(parsed.nanos);
+  const invalid = new CelValueError(`Invalid duration ${value}: ${parsed.error}`);
+  invalid.evaluating = true;
+  throw invalid;
 }
 
 function base64ToBytes(value: string): Uint8Array {
@@ -129,12 +141,8 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
       return typeof value === 'string' ? base64ToBytes(value) : value;
     case 'timestamp':
       return typeof value === 'string' ? new Date(value) : value;
-    case 'duration': {
-      if (typeof value !== 'string') return value;
-      const d = parseDuration(value);
-      if (!d) throw new CelValueError(`time: invalid duration "${value}"`);
-      return d;
-    }
+    case 'duration':
+      return typeof value === 'string' ? strfmtDuration(value) : value;
     case 'list':
       return Array.isArray(value) ? value.map((v) => nested((x) => toCelValue(x, type.elem, classes), v)) : value;
     case 'map': {

@@ -3,9 +3,9 @@
  * with the checks of kube-openapi's strfmt registry (pkg/validation/strfmt/default.go and friends).
  */
 
-import { parseGoDurationNanos } from '../apimachinery/go-duration.ts';
 import { utf8Length } from '../apimachinery/go-format.ts';
 import { compileGoRegexp, type GoRegexp } from '../apimachinery/go-regexp.ts';
+import { parseStrfmtDuration } from '../apimachinery/strfmt-duration.ts';
 import { isCidrSloppy, parseIpSloppy, parseIpStrict } from './ip.ts';
 import { isEmail } from './mail-address.ts';
 import { isRequestUri } from './request-uri.ts';
@@ -75,32 +75,9 @@ function isDateTime(s: string): boolean {
   return (m[1] ?? '') <= '23' && (m[2] ?? '') <= '59' && (m[3] ?? '') <= '59';
 }
 
-const DURATION_UNITS: readonly (readonly string[])[] = [
-  ['ns', 'nano'],
-  ['us', 'µs', 'micro'],
-  ['ms', 'milli'],
-  ['s', 'sec'],
-  ['m', 'min'],
-  ['h', 'hr', 'hour'],
-  ['d', 'day'],
-  ['w', 'wk', 'week'],
-];
-
-/** strfmt.ParseDuration: Go's syntax, or "<digits> <unit>" found anywhere in the string. */
+/** strfmt.IsDuration. */
 function isDuration(s: string): boolean {
-  if (parseGoDurationNanos(s) !== undefined) return true;
-  let ok = false;
-  for (const m of s.matchAll(/(([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+))/gu)) {
-    if (!Number.isSafeInteger(Number(m[2]))) return false;
-    const unit = (m[3] ?? '').toLowerCase().trim();
-    for (const variants of DURATION_UNITS) {
-      const last = variants.length - 1;
-      variants.forEach((variant, i) => {
-        if ((i === last && unit.startsWith(variant)) || variant.toLowerCase() === unit) ok = true;
-      });
-    }
-  }
-  return ok;
+  return 'nanos' in parseStrfmtDuration(s);
 }
 
 /** net.ParseMAC: 6, 8 or 20 octets as xx:xx.., xx-xx.. or xxxx.xxxx... */

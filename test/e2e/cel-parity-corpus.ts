@@ -966,6 +966,27 @@ add('conversions', durationStr, 'int(self) == 5400000000000', '1h30m');
 add('conversions', durationStr, "string(self) == '5400s'", '1h30m');
 add('conversions', durationStr, "string(self) == '0.000000001s'", '1ns');
 add('conversions', durationStr, "string(self) == '-1.5s'", '-1500ms');
+// a duration-formatted string reads as strfmt.ParseDuration reads it: units as words, summed
+add('conversions', durationStr, "self == duration('3h')", '3 hours');
+add('conversions', durationStr, "self == duration('26h')", '1 day 2h');
+add('conversions', durationStr, "string(self) == '180s'", '3 mins');
+// a transition rule does not run on create, also where the value is of the wrong type
+add(
+  'runtime',
+  { type: 'string', format: 'cidr', maxLength: 64, nullable: true },
+  ['self.size() >= oldSelf.size()', "self.find('[0-9]+') != ''"],
+  [],
+);
+// ratcheting correlates only declared fields: an object holding an embedded resource's or a preserved
+// unknown field is never unchanged, so its failing rules stay errors on update
+const holdsEmbedded: JSONSchemaProps = {
+  type: 'object',
+  properties: {
+    r: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true },
+  },
+};
+const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' } };
+ratchet(holdsEmbedded, '!has(self.r)', { r: configMap }, { r: configMap });
 add('conversions', dateTimeStr, 'int(self) == 1', '1970-01-01T00:00:01Z');
 add('conversions', dateTimeStr, 'int(self) == -1', '1969-12-31T23:59:59.5Z');
 add('conversions', dateTimeStr, "string(self) == '2020-01-01T00:00:00.5Z'", '2020-01-01T00:00:00.5Z');
@@ -1029,6 +1050,8 @@ for (const [value, old] of [
 ] as const) {
   add('runtime', preserving, ['self == oldSelf', '[self] == [oldSelf]'], value, old);
 }
+ratchet(preserving, 'self.b > 5', { b: 1, zz: 1 }, { b: 1, zz: 1 });
+ratchet(preserving, 'self.b > 5', { b: 1 }, { b: 1 });
 add(
   'runtime',
   { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
