@@ -114,6 +114,18 @@ function guardOperator(node: EvaluableNode & { handle?: BinaryHandle }, name: st
   };
 }
 
+/**
+ * Whether an access reads a list item or a map value (what may be null); an object's field never is (a null
+ * field of an object is an absent one), and most accesses are those.
+ */
+function readsListOrMap(node: EvaluableNode): boolean {
+  const operand = Array.isArray(node.args)
+    ? (node.args[0] as { checkedType?: { kind?: string } } | undefined)
+    : undefined;
+  const kind = operand?.checkedType?.kind;
+  return kind === undefined || kind === 'list' || kind === 'map' || kind === 'dyn';
+}
+
 /** Reads a null item or value as null, where the library refuses it. */
 function readNull(node: EvaluableNode): void {
   interceptEvaluate(node, function (evaluate, ev, ast, ctx) {
@@ -130,7 +142,7 @@ function readNull(node: EvaluableNode): void {
 export function guardNullValues(nodes: readonly EvaluableNode[]): void {
   for (const node of nodes) {
     const operator = OPERATOR_NAMES[node.op];
-    if (node.op === '[]' || node.op === '.') readNull(node);
+    if ((node.op === '[]' || node.op === '.') && readsListOrMap(node)) readNull(node);
     else if (operator !== undefined) guardOperator(node, operator);
     else if (node.op === '-_') guardNegation(node);
     else if ((node.op === 'call' || node.op === 'rcall') && Array.isArray(node.args)) {
