@@ -7,6 +7,7 @@
 
 import type { Duration } from '@marcbachmann/cel-js/evaluator';
 import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
+import { parseFullDate, parseStrfmtDateTime } from '../apimachinery/strfmt-date-time.ts';
 import { parseStrfmtDuration } from '../apimachinery/strfmt-duration.ts';
 import type { DeclType, ObjectDeclType } from './decl-types.ts';
 import { durationFromNanos } from './duration.ts';
@@ -36,6 +37,18 @@ function strfmtDuration(value: string): Duration {
   const parsed = parseStrfmtDuration(value);
   if ('nanos' in parsed) return durationFromNanos(parsed.nanos);
   const invalid = new CelValueError(`Invalid duration ${value}: ${parsed.error}`);
+  invalid.evaluating = true;
+  throw invalid;
+}
+
+/** A `format: date` or `date-time` string as the API server's CEL value reads it, else its error value. */
+function strfmtTimestamp(value: string, format: string | undefined): Date {
+  const date = format === 'date';
+  const parsed = date ? parseFullDate(value) : parseStrfmtDateTime(value);
+  if ('time' in parsed) return parsed.time;
+  const invalid = new CelValueError(
+    `Invalid ${date ? 'date' : 'date-time'} formatted string ${value}: ${parsed.error}`,
+  );
   invalid.evaluating = true;
   throw invalid;
 }
@@ -140,7 +153,7 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
     case 'bytes':
       return typeof value === 'string' ? base64ToBytes(value) : value;
     case 'timestamp':
-      return typeof value === 'string' ? new Date(value) : value;
+      return typeof value === 'string' ? strfmtTimestamp(value, type.schema.format) : value;
     case 'duration':
       return typeof value === 'string' ? strfmtDuration(value) : value;
     case 'list':

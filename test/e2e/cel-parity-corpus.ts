@@ -966,6 +966,18 @@ add('conversions', durationStr, 'int(self) == 5400000000000', '1h30m');
 add('conversions', durationStr, "string(self) == '5400s'", '1h30m');
 add('conversions', durationStr, "string(self) == '0.000000001s'", '1ns');
 add('conversions', durationStr, "string(self) == '-1.5s'", '-1500ms');
+// a date-time string the format check accepts (lowercase t or z, any character before a fraction) that Go's
+// time.Parse refuses is an error value with the last layout's ParseError
+const dateTimeField: JSONSchemaProps = { type: 'object', properties: { b: dateTimeStr } };
+for (const [rule, b] of [
+  ["self.b > timestamp('2000-01-01T00:00:00Z')", '2024-01-02t03:04:05z'],
+  ["self.b > timestamp('2000-01-01T00:00:00Z')", '2024-01-02T03:04:05z'],
+  ["self.b > timestamp('2000-01-01T00:00:00Z')", '2024-01-02T03:04:05x5Z'],
+  ['has(self.b)', '2024-01-02t03:04:05z'],
+  ["self.b == timestamp('2024-01-02T02:04:05.5Z')", '2024-01-02T03:04:05,5+01:00'],
+] as const) {
+  add('conversions', dateTimeField, rule, { b });
+}
 // a duration-formatted string reads as strfmt.ParseDuration reads it: units as words, summed
 add('conversions', durationStr, "self == duration('3h')", '3 hours');
 add('conversions', durationStr, "self == duration('26h')", '1 day 2h');
