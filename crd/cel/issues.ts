@@ -26,7 +26,8 @@ export interface LibraryError {
   range?: { start: number; end: number };
 }
 
-const OPERATOR_NAMES: Record<string, string> = {
+/** cel-go's names of the operators (its overload and error texts use them). */
+export const OPERATOR_NAMES: Readonly<Record<string, string>> = {
   '==': '_==_',
   '!=': '_!=_',
   '<': '_<_',

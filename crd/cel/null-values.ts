@@ -8,21 +8,12 @@
  * github.com/google/cel-go@v0.29.2/common/types (null.go, err.go), interpreter/dispatcher.go; the texts were
  * read from kube-apiserver v1.37.2 (test/e2e/cel-parity-corpus.ts).
  */
+import { OPERATOR_NAMES } from './issues.ts';
 import { CelFunctionError } from './library/errors.ts';
 import { type EvaluableNode, interceptEvaluate } from './node-evaluate.ts';
 
-/** cel-go's names of the operators that have no overload for null. */
-const OPERATOR_NAMES: Readonly<Record<string, string>> = {
-  '<': '_<_',
-  '<=': '_<=_',
-  '>': '_>_',
-  '>=': '_>=_',
-  '+': '_+_',
-  '-': '_-_',
-  '*': '_*_',
-  '/': '_/_',
-  '%': '_%_',
-};
+/** The operators that have no overload for null (== and != compare it, `in` looks for it). */
+const REFUSE_NULL: ReadonlySet<string> = new Set(['<', '<=', '>', '>=', '+', '-', '*', '/', '%']);
 
 /** cel-go's standard string functions, whose dispatch reports no function name. */
 const UNNAMED_OVERLOADS: ReadonlySet<string> = new Set(['startsWith', 'endsWith', 'contains', 'matches']);
@@ -141,7 +132,7 @@ function readNull(node: EvaluableNode): void {
 /** Installs the null handling on the nodes of a checked expression. */
 export function guardNullValues(nodes: readonly EvaluableNode[]): void {
   for (const node of nodes) {
-    const operator = OPERATOR_NAMES[node.op];
+    const operator = REFUSE_NULL.has(node.op) ? OPERATOR_NAMES[node.op] : undefined;
     if ((node.op === '[]' || node.op === '.') && readsListOrMap(node)) readNull(node);
     else if (operator !== undefined) guardOperator(node, operator);
     else if (node.op === '-_') guardNegation(node);
