@@ -2,9 +2,10 @@
  * The long differential run: generated CRDs and objects (test/fixtures/differential) through the Go
  * oracle (kube-apiserver's apiextensions code at the control plane's version) and through the
  * engine. Reports cases per second, how many CRDs the server's code refused, and mismatches by
- * class with the first example of each (shrunk by fast-check to a minimal case).
- * Run: npm run bench:differential -- [cases] [seed]
+ * class with the first example of each; with a file name, every mismatch as one JSON line there.
+ * Run: npm run bench:differential -- [cases] [seed] [mismatches.jsonl]
  */
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import fc from 'fast-check';
 import { CrdOracle } from '../devenv/crd-oracle.ts';
@@ -12,6 +13,8 @@ import { caseArb, knownGap, type Mismatch, runCase } from '../test/fixtures/diff
 
 const cases = Number(process.argv[2] ?? 100_000);
 const seed = Number(process.argv[3] ?? 20261203);
+const mismatchFile = process.argv[4];
+if (mismatchFile) writeFileSync(mismatchFile, '');
 const oracle = await CrdOracle.start();
 const byClass = new Map<string, { count: number; first: string }>();
 let run = 0;
@@ -28,6 +31,9 @@ await fc.assert(
     if (m) {
       const gap = knownGap(m);
       const key = gap ? `known gap: ${gap}` : `unexplained ${m.class}: ${(m.differences[0] ?? '').slice(0, 60)}`;
+      if (mismatchFile) {
+        appendFileSync(mismatchFile, `${JSON.stringify({ key, differences: m.differences, case: outcome.request })}\n`);
+      }
       const entry = byClass.get(key) ?? {
         count: 0,
         first: JSON.stringify({ differences: m.differences, case: outcome.request }),
