@@ -8,9 +8,9 @@
 
 import { isJsonObject, type JsonObject } from '../kube/json-value.ts';
 import type { AdmissionResult, AdmitOptions, FieldValidation } from './admission.ts';
-import { append } from './apimachinery/append.ts';
 import { invalidMessage } from './apimachinery/field-error.ts';
 import { goQuote } from './apimachinery/go-format.ts';
+import { WarningList } from './apimachinery/warning-list.ts';
 import type { CompiledCrdVersion } from './compile.ts';
 import { type Decoded, DecodeFailure, decode } from './schema/decode.ts';
 import { applyDefaults } from './schema/defaulting.ts';
@@ -79,7 +79,8 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
   const decoded = decodeObject(version, input, options.fieldValidation);
   if (!decoded.ok) return decoded.rejection;
   const { object, kind } = decoded;
-  const warnings = [...decoded.warnings];
+  const recorded = new WarningList(decoded.warnings);
+  const warnings = recorded.texts;
 
   if (!placeInNamespace(object, target.namespaced, options.namespace)) {
     return badRequest(
@@ -104,7 +105,7 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
 
   const validated = validate(version, object, oldObject, kind);
   const { errors } = validated;
-  append(warnings, validated.warnings);
+  recorded.add(validated.warnings);
   if (errors.length > 0) {
     return {
       allowed: false,
@@ -121,7 +122,7 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
   }
   const finalizers = (metadataOf(object).finalizers as string[] | undefined) ?? [];
   const oldFinalizers = new Set((oldObject && (metadataOf(oldObject).finalizers as string[] | undefined)) ?? []);
-  append(warnings, finalizerWarnings(finalizers.filter((f) => !oldFinalizers.has(f))));
+  recorded.add(finalizerWarnings(finalizers.filter((f) => !oldFinalizers.has(f))));
   // The object answered is the one read back from storage, whose decoding defaults again: what
   // prepare dropped (a status the subresource resets) gets its schema default. Without the status
   // subresource prepare drops nothing and the decode's defaults stand.

@@ -10,12 +10,13 @@ import { jsonEqual } from '../../kube/json-value.ts';
 import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts';
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { goQuote } from '../apimachinery/go-format.ts';
+import { WarningList } from '../apimachinery/warning-list.ts';
 import type { RuleProgram } from './check.ts';
 import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';
 import { unchanged } from './ratchet-equality.ts';
 import { CostLimitExceeded, runtimeErrorText } from './runtime-errors.ts';
-import { CelValueError, firstInvalidData } from './values.ts';
+import { CelValueError, firstInvalidData, InvalidData } from './values.ts';
 
 export interface EvaluateOptions {
   /** Ratchet errors of unchanged values on update (CRDValidationRatcheting, on by default). Default true. */
@@ -236,6 +237,19 @@ function stop(run: Run, error?: FieldError): false {
   return false;
 }
 
+/**
+ * A node's value as its rules see it. A wrong-typed scalar (or a byte string that does not decode) is
+ * an error value the API server's rules meet only where they read it (`true || self == 'a'` passes).
+ */
+function celValueOf(node: CompiledNode, value: unknown): unknown {
+  try {
+    return node.convert(value);
+  } catch (error) {
+    if (error instanceof CelValueError && error.evaluating) return new InvalidData(error.message);
+    throw error;
+  }
+}
+
 /** Returns false when evaluation must stop (budget exhausted). */
 function validateExpressions(run: Run, node: CompiledNode, at: Visit): boolean {
   if (node.rules.length === 0) return true;
@@ -245,21 +259,11 @@ function validateExpressions(run: Run, node: CompiledNode, at: Visit): boolean {
   let self: unknown;
   let oldSelf: unknown;
   try {
-    self = node.convert(at.value);
-    oldSelf = !node.usesOldSelf || at.old === undefined || at.old === null ? undefined : node.convert(at.old);
+    self = celValueOf(node, at.value);
+    oldSelf = !node.usesOldSelf || at.old === undefined || at.old === null ? undefined : celValueOf(node, at.old);
   } catch (error) {
     if (!(error instanceof CelValueError)) throw error;
-    if (!error.evaluating) {
-      run.errors.push(new FieldError('FieldValueInvalid', shown, type, error.message));
-      return true;
-    }
-    const failing: NodeEvaluation = { run, node, at, shown, self: undefined, oldSelf: undefined };
-    const noOld = at.old === undefined || at.old === null;
-    for (const compiled of node.rules) {
-      // a transition rule does not run without an old value (evaluateRule)
-      if (compiled.usesOldSelf && noOld && compiled.rule.optionalOldSelf !== true) continue;
-      run.errors.push(ruleMeetingError(failing, compiled, error.message));
-    }
+    run.errors.push(new FieldError('FieldValueInvalid', shown, type, error.message));
     return true;
   }
   const evaluation: NodeEvaluation = { run, node, at, shown, self, oldSelf };
@@ -276,17 +280,6 @@ function evaluationError(evaluation: NodeEvaluation, rule: ValidationRule, text:
     ? `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`
     : `${text} evaluating rule: ${ruleErrorString(rule)}`;
   return new FieldError('FieldValueInvalid', shown, node.schemaType, detail);
-}
-
-/** A rule whose value is an error (a byte string that does not decode): its compile error, or the error it meets. */
-function ruleMeetingError(evaluation: NodeEvaluation, compiled: CompiledRule, text: string): FieldError {
-  if (compiled.error === undefined) return evaluationError(evaluation, compiled.rule, text);
-  return new FieldError(
-    'FieldValueInvalid',
-    evaluation.shown,
-    evaluation.node.schemaType,
-    `rule compile error: ${compiled.error}`,
-  );
 }
 
 /** The error value the rule read, when its failure is the library meeting one (see values.ts InvalidData). */
@@ -406,5 +399,5 @@ export function evaluate(
   const ratchet: Ratchet =
     oldObject === undefined ? {} : { current: { value: object, old: oldObject, schema: compiled.root?.schema } };
   validate(run, compiled.root, { path: options.basePath ?? '', value: object, old: oldObject, ratchet });
-  return { errors: run.errors, warnings: run.warnings, remainingBudget: run.budget };
+  return { errors: run.errors, warnings: new WarningList(run.warnings).texts, remainingBudget: run.budget };
 }

@@ -306,6 +306,10 @@ export function toCelGoIssue(error: LibraryError, input: string): string {
       const paren = offset + name.length + call[0].length - 1;
       return `${first}\n${displayIssue(input, paren, `undeclared reference to '${call[1]}' (in container '')`)}`;
     }
+    case 'invalid_macro_argument':
+      // cel-go's parser (MakeHas) refuses any has() argument that is not a field selection
+      if (summary === 'has() invalid argument') return displayIssue(input, offset, 'invalid argument to has() macro');
+      return displayIssue(input, offset, summary);
     case 'incompatible_argument_type':
       return optionalArgumentIssue(summary, node, input) ?? displayIssue(input, offset, summary);
     case 'invalid_logical_operand':

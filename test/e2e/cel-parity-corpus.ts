@@ -581,6 +581,23 @@ ratchet(
   { a: 'bad', b: 'new' },
   { a: 'bad', b: 'old' },
 );
+// two ratcheted rules failing with the same message: the server's recorder keeps one warning
+ratchet(
+  {
+    type: 'object',
+    properties: {
+      a: withRules(
+        str,
+        { rule: "self.startsWith('x')", message: 'prefix' },
+        { rule: "self.endsWith('x')", message: 'prefix' },
+      ),
+      b: str,
+    },
+  },
+  [],
+  { a: 'bad', b: 'new' },
+  { a: 'bad', b: 'old' },
+);
 ratchet(
   { type: 'object', properties: { a: withRules(str, { rule: "self.startsWith('x')", message: 'prefix' }), b: str } },
   [],
@@ -989,6 +1006,20 @@ add(
   ['self.size() >= oldSelf.size()', "self.find('[0-9]+') != ''"],
   [],
 );
+// a wrong-typed self (an array where a formatted string is declared passes the OpenAPI type check) is an
+// error value a rule meets only where it reads it: `||` absorbs it, a rule not reading it passes
+const formattedStr: JSONSchemaProps = { type: 'string', format: 'email', maxLength: 64 };
+for (const rule of [
+  'true || self == "a"',
+  'self == "a" || true',
+  '1 == 1',
+  '[self].size() == 1',
+  'self.startsWith("a")',
+  { rule: 'false', messageExpression: 'self + "x"' },
+  { rule: '!oldSelf.hasValue() || oldSelf.value() == self', optionalOldSelf: true },
+]) {
+  add('runtime', formattedStr, rule, []);
+}
 // ratcheting correlates only declared fields: an object holding an embedded resource's or a preserved
 // unknown field is never unchanged, so its failing rules stay errors on update
 const holdsEmbedded: JSONSchemaProps = {
@@ -1131,6 +1162,10 @@ export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
 const compileCases: CompileCase[] = [];
 const bad = (group: string, schema: JSONSchemaProps, ...rules: Array<string | ValidationRule>) =>
   compileCases.push({ group, schema: withRules(schema, ...rules) });
+// cel-go's parser refuses a has() whose argument is not a field selection
+bad('macro', { type: 'object', properties: { a: strList } }, 'has(self)');
+bad('macro', { type: 'object', properties: { a: strList } }, 'has(self.a[0])');
+bad('macro', { type: 'object', properties: { a: strList } }, 'self.a.size() == 1 && has(self.a.size())');
 bad('type', { type: 'object', properties: { replicas: int } }, "self.replicas == 'two'");
 bad('type', { type: 'object', properties: { replicas: int } }, 'self.replicas + 1');
 bad('type', { type: 'object', properties: { replicas: int } }, 'self.replicas == 3.0');
