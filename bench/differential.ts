@@ -19,6 +19,7 @@ const oracle = await CrdOracle.start();
 const byClass = new Map<string, { count: number; first: string }>();
 let run = 0;
 let refused = 0;
+let tied = 0;
 const started = performance.now();
 const load = loadavg()[0];
 await fc.assert(
@@ -26,6 +27,7 @@ await fc.assert(
     const outcome = await runCase(oracle, c);
     run++;
     if (outcome.crdRefused) refused++;
+    if (outcome.contributorTie) tied++;
     if (run % 5000 === 0) process.stderr.write(`${run} cases, ${byClass.size} mismatch classes\n`);
     const m: Mismatch | undefined = outcome.mismatch;
     if (m) {
@@ -50,6 +52,7 @@ await oracle.close();
 console.log(
   `seed ${seed}: ${run} cases in ${seconds.toFixed(1)} s (${(run / seconds).toFixed(0)}/s), ${refused} CRDs refused by the server's code`,
 );
+console.log(`equal-cost contributor lists the server could give in another map order (not mismatches): ${tied}`);
 console.log(
   `machine: ${cpus().length} CPUs (${cpus()[0]?.model}), load ${load?.toFixed(2)} at start, ${loadavg()[0]?.toFixed(2)} at end`,
 );

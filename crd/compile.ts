@@ -29,10 +29,17 @@ export class CrdVersionError extends Error {
   override name = 'CrdVersionError';
   /** The field errors of a CRD the API server would refuse (empty when the version is missing). */
   readonly errors: readonly FieldError[];
+  /** The rules' estimated costs that may be listed as contributors to a total over the limit (CompileResult). */
+  readonly contributorCosts: ReadonlyMap<string, number>;
 
-  constructor(message: string, errors: readonly FieldError[] = []) {
+  constructor(
+    message: string,
+    errors: readonly FieldError[] = [],
+    contributorCosts: ReadonlyMap<string, number> = new Map(),
+  ) {
     super(message);
     this.errors = errors;
+    this.contributorCosts = contributorCosts;
   }
 }
 
@@ -92,14 +99,19 @@ export function compileCrdVersion(
   // Invalid defaults come next; with any of them the API server compiles no rule and reports
   // only the rules' own field errors (reason, fieldPath, message).
   const defaultErrors = options.accepted ? [] : validateDefaults(openAPIV3Schema, basePath, options.environment);
-  const { compiled: rules, errors: ruleErrors } = compileRules(openAPIV3Schema, {
+  const {
+    compiled: rules,
+    errors: ruleErrors,
+    contributorCosts,
+  } = compileRules(openAPIV3Schema, {
     basePath,
     compileExpressions: defaultErrors.length === 0,
     deferRules: options.accepted === true,
     ...(options.environment && { environment: options.environment }),
   });
   const errors = [...defaultErrors, ...ruleErrors];
-  if (errors.length > 0) throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', errors), errors);
+  if (errors.length > 0)
+    throw new CrdVersionError(invalidMessage(CRD_KIND, crd.metadata?.name ?? '', errors), errors, contributorCosts);
   return {
     schema: compileSchema(openAPIV3Schema, { subresources: chosen.subresources }),
     rules,

@@ -77,17 +77,25 @@ export interface CompileResult {
   compiled: CompiledRules;
   /** Errors the API server reports when the CRD is created or updated. */
   errors: FieldError[];
+  /**
+   * Every estimated cost big enough to be listed as a contributor to a total over the limit (1 % of
+   * it), by the path the contributor error names. Among contributors of equal cost the API server
+   * lists those its map order visits first; these are the costs that tell equal ones apart.
+   */
+  contributorCosts: ReadonlyMap<string, number>;
 }
 
 /** TotalCost in the CRD validation: the sum of all estimated costs and the four most expensive contributions. */
 interface TotalCost {
   total: number;
   mostExpensive: Array<{ path: string; cost: number }>;
+  candidates: Map<string, number>;
 }
 
 function observeCost(total: TotalCost, path: string, cost: number): void {
   total.total += cost;
   if (cost < STATIC_ESTIMATED_CRD_COST_LIMIT / 100) return;
+  total.candidates.set(path, cost);
   total.mostExpensive.push({ path, cost });
   total.mostExpensive.sort((a, b) => b.cost - a.cost);
   total.mostExpensive.splice(4);
@@ -338,14 +346,15 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
   const listTypeErrors = nullableSetOrMapItems(openAPIV3Schema, basePath);
   const errors: FieldError[] = [...listTypeErrors];
   const decl = schemaDeclType(openAPIV3Schema, isRoot);
-  if (!decl || !hasRules(openAPIV3Schema)) return { compiled: { objectClasses: table }, errors };
+  if (!decl || !hasRules(openAPIV3Schema))
+    return { compiled: { objectClasses: table }, errors, contributorCosts: new Map() };
   registerAllObjectTypes(base, table, decl);
   const walk: CompileWalk = {
     base,
     table,
     regexCache: shared.regexCache,
     errors,
-    totalCost: { total: 0, mostExpensive: [] },
+    totalCost: { total: 0, mostExpensive: [], candidates: new Map() },
     clockNanos: options.clockNanos ?? clockNanos,
     compileExpressions: options.compileExpressions ?? true,
     deferRules: options.deferRules ?? false,
@@ -362,5 +371,5 @@ export function compileRules(openAPIV3Schema: JSONSchemaProps, options: CompileO
     uncorrelatablePath: undefined,
   });
   if (options.compileExpressions !== false) append(errors, totalCostErrors(walk.totalCost, basePath));
-  return { compiled: { root, objectClasses: table }, errors };
+  return { compiled: { root, objectClasses: table }, errors, contributorCosts: walk.totalCost.candidates };
 }

@@ -37,6 +37,7 @@ describe('e2e: differential parity of the engine with the Go oracle', function (
     const gaps = new Map<string, number>();
     let cases = 0;
     let refused = 0;
+    let tied = 0;
     let found: { outcome: Awaited<ReturnType<typeof runCase>>; case: DifferentialCase } | undefined;
     try {
       const result = await fc.check(
@@ -44,6 +45,7 @@ describe('e2e: differential parity of the engine with the Go oracle', function (
           const outcome = await runCase(oracle, c);
           cases++;
           if (outcome.crdRefused) refused++;
+          if (outcome.contributorTie) tied++;
           if (!outcome.mismatch) return true;
           const gap = knownGap(outcome.mismatch);
           if (gap) {
@@ -56,7 +58,7 @@ describe('e2e: differential parity of the engine with the Go oracle', function (
         { seed: SEED, numRuns: CASES },
       );
       process.stdout.write(
-        `      differential: ${cases} cases (${refused} CRDs refused by the server's code); known gaps: ${
+        `      differential: ${cases} cases (${refused} CRDs refused by the server's code, ${tied} listing other contributors of equal cost); known gaps: ${
           [...gaps].map(([k, n]) => `${n} ${k}`).join('; ') || 'none'
         }\n`,
       );
