@@ -184,6 +184,10 @@ export function compileRule(scope: RuleScope, rule: ValidationRule): RuleCompila
   });
   compiled.staticCost =
     checked.program && checked.type === 'bool' ? expressionCost(checked.program.ast, scope.sizes) : 0;
+  // compileRule in the API server reads the checked references before it instantiates the program:
+  // a rule whose program fails (a constant conversion) still uses oldSelf
+  if (checked.issue === undefined && checked.type === 'bool' && checked.program)
+    compiled.usesOldSelf = referencesVariable(checked.program.ast, 'oldSelf');
   const error = ruleError(scope, checked);
   if (error !== undefined) {
     compiled.error = error;
@@ -191,7 +195,6 @@ export function compileRule(scope: RuleScope, rule: ValidationRule): RuleCompila
   }
   compiled.program = checked.program;
   trackCostIfExpensive(compiled.program, compiled.staticCost);
-  compiled.usesOldSelf = checked.program ? referencesVariable(checked.program.ast, 'oldSelf') : false;
   const messageError = compileMessageExpression(scope, env, compiled);
   if (rule.fieldPath !== undefined && rule.fieldPath !== '')
     compiled.normalizedFieldPath = normalizeFieldPath(rule.fieldPath, scope.schema);

@@ -1162,6 +1162,9 @@ export const ADMISSION_CASES: readonly AdmissionCase[] = cases;
 const compileCases: CompileCase[] = [];
 const bad = (group: string, schema: JSONSchemaProps, ...rules: Array<string | ValidationRule>) =>
   compileCases.push({ group, schema: withRules(schema, ...rules) });
+// a rule whose program fails to instantiate (a constant conversion) still uses oldSelf: on a list's items,
+// both errors
+bad('macro', { type: 'array', maxItems: 4, items: withRules(str, "self == oldSelf && int('x') == 1") });
 // cel-go's parser refuses a has() whose argument is not a field selection
 bad('macro', { type: 'object', properties: { a: strList } }, 'has(self)');
 bad('macro', { type: 'object', properties: { a: strList } }, 'has(self.a[0])');
