@@ -28,6 +28,8 @@ const REWRITES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
   [/^Invalid duration string.*$/, () => "type conversion error from 'string' to 'google.protobuf.Duration'"],
   [/^timestamp\(\) requires a string.*$/, () => "type conversion error from 'string' to 'google.protobuf.Timestamp'"],
   [/^found no matching overload.*$/, () => 'no such overload'],
+  // a predicate that is not a bool (a null item): cel-go's `&&`, `||` or `?:` of the macro's expansion
+  [/predicate must return bool, got .*$/, () => 'no such overload'],
 ];
 
 /** The type of the first argument of the call the error is attached to, when the library recorded it. */

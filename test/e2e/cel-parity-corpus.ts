@@ -1137,6 +1137,28 @@ for (const rule of [
 ]) {
   add('nulls', nullableIntList, rule, [null]);
 }
+// a null as a comprehension's predicate: cel-go's `&&`, `||` or `?:` of the expansion has no overload for it
+const nullableBools: JSONSchemaProps = {
+  type: 'object',
+  maxProperties: 3,
+  additionalProperties: { type: 'boolean', nullable: true },
+};
+for (const rule of [
+  'self.all(k, v, v)',
+  'self.exists(k, v, v)',
+  'self.all(k, self[k])',
+  'self.exists_one(k, v, v)',
+  'self.existsOne(k, v, v)',
+  "self.exists_one(k, v, k == 'a')",
+  'self.filter(k, self[k]).size() == 1',
+  'self.transformList(k, v, v, k).size() == 1',
+]) {
+  add('nulls', nullableBools, rule, { a: true, b: null });
+}
+const nullableBoolList: JSONSchemaProps = { type: 'array', maxItems: 3, items: { type: 'boolean', nullable: true } };
+for (const rule of ['self.all(x, x)', 'self.exists(x, x)', 'self.exists_one(x, x)', 'self.map(x, x, x).size() == 1']) {
+  add('nulls', nullableBoolList, rule, [false, null]);
+}
 const nullableStrings: JSONSchemaProps = {
   type: 'object',
   maxProperties: 3,

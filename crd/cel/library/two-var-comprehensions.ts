@@ -61,6 +61,16 @@ function resultType(kind: Kind, checker: Checker, m: Macro, ctx: CheckContext): 
 type Step = (node: AstNode, k: unknown, v: unknown) => unknown;
 
 /**
+ * The predicate's value for one entry. A value that is not a bool (a null item) is what cel-go's `&&`,
+ * `||` or `?:` of the expansion make of it: no such overload.
+ */
+function predicateValue(step: Step, predicate: AstNode, k: unknown, v: unknown): boolean {
+  const value = step(predicate, k, v);
+  if (typeof value !== 'boolean') throw new CelFunctionError('no such overload');
+  return value;
+}
+
+/**
  * all (`wanted` false) and exists (`wanted` true): `wanted` as soon as one entry gives it; else the first
  * error, if any entry failed; else the opposite.
  */
@@ -68,7 +78,7 @@ function quantify(items: Array<[unknown, unknown]>, step: Step, predicate: AstNo
   let error: unknown;
   for (const [k, v] of items) {
     try {
-      if (step(predicate, k, v) === wanted) return wanted;
+      if (predicateValue(step, predicate, k, v) === wanted) return wanted;
     } catch (err) {
       error ??= err;
     }
@@ -83,7 +93,7 @@ function transform(kind: Kind, items: Array<[unknown, unknown]>, step: Step, exp
   const list: unknown[] = [];
   const map = new Map<unknown, unknown>();
   for (const [k, v] of items) {
-    if (e1 !== undefined && step(e0, k, v) !== true) continue;
+    if (e1 !== undefined && !predicateValue(step, e0, k, v)) continue;
     const result = step(e1 ?? e0, k, v);
     if (kind === 'transformList') list.push(result);
     else if (kind === 'transformMap') map.set(k, result);
@@ -114,7 +124,7 @@ function evaluateComprehension(kind: Kind, ev: Evaluator, m: Macro, ctx: EvalCon
     case 'exists':
       return quantify(items, step, predicate, true);
     case 'existsOne':
-      return items.filter(([k, v]) => step(predicate, k, v) === true).length === 1;
+      return items.filter(([k, v]) => predicateValue(step, predicate, k, v)).length === 1;
     default:
       return transform(kind, items, step, m.exprs);
   }
@@ -141,6 +151,8 @@ export function registerTwoVarComprehensions(env: Environment): void {
     for (const kind of ['all', 'exists', 'existsOne', 'transformList', 'transformMap', 'transformMapEntry'] as const) {
       env.registerFunction(`${receiver}.${kind}(ast, ast, ast): dyn`, makeMacro(kind));
     }
+    // cel-go registers existsOne under the one-variable macro's name too
+    env.registerFunction(`${receiver}.exists_one(ast, ast, ast): dyn`, makeMacro('existsOne'));
     for (const kind of ['transformList', 'transformMap', 'transformMapEntry'] as const) {
       env.registerFunction(`${receiver}.${kind}(ast, ast, ast, ast): dyn`, makeMacro(kind));
     }
