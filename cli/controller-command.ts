@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DEFAULT_BASE_DOMAIN, EXCLUDED_NAMESPACES } from '../api/index.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
+import { type GatewayRef, parseGatewayRef } from '../controller/reconcile/route.ts';
 import { parseRecordsFlag, type RecordsConfig } from '../controller/records/records-config.ts';
 import type { LogContext } from '../kube/process-logger.ts';
 import { CommandLine, duration, list, listenPort, nonNegativeInt, port, positiveInt } from './flags.ts';
@@ -98,6 +99,17 @@ const CONTROLLER = new CommandLine('controller', {
     detail: true,
   },
   identity: { type: 'string', value: 'ID', help: 'leader-election identity (default HOSTNAME_UUID)', detail: true },
+  gateway: {
+    type: 'string',
+    value: 'NAMESPACE/NAME',
+    help: 'an HTTPRoute per site to this Gateway (Gateway API); a site is Ready, with its URL, once the Gateway accepts the route',
+  },
+  'gateway-section': {
+    type: 'string',
+    value: 'NAME',
+    help: "the Gateway's listener (sectionName) the routes attach to; default every listener",
+    detail: true,
+  },
 });
 
 export const usage = CONTROLLER.synopsis();
@@ -160,7 +172,21 @@ function controllerOptions(flags: ControllerFlags): ControllerProcessOptions & {
     shutdownGraceMs: duration('--shutdown-grace', flags['shutdown-grace']),
     watchDownThresholdMs: duration('--watch-down-threshold', flags['watch-down-threshold']),
     identity: flags.identity,
+    ...gatewayOption(flags),
   };
+}
+
+/** `--gateway NAMESPACE/NAME` and `--gateway-section NAME`; the section alone is a usage error. */
+function gatewayOption(flags: ControllerFlags): { gateway?: GatewayRef } {
+  if (flags.gateway === undefined) {
+    if (flags['gateway-section'] !== undefined) throw new UsageError('--gateway-section needs --gateway');
+    return {};
+  }
+  try {
+    return { gateway: parseGatewayRef(flags.gateway, flags['gateway-section']) };
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /**

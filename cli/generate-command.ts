@@ -1,7 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { buildCrd, policyObjects } from '../api/index.ts';
-import { controllerRules } from '../controller/rbac.ts';
+import { childRules, controllerRules } from '../controller/rbac.ts';
+import { httpRouteChild } from '../controller/reconcile/route.ts';
 import { crdYaml, yaml } from './crd-yaml.ts';
 import { CommandLine, subcommand } from './flags.ts';
 import type { CommandIO } from './usage.ts';
@@ -19,6 +20,11 @@ const HEADER = '# Generated from api/ by `npm run generate`. Do not edit by hand
 const RBAC_HEADER =
   "# Generated from the controller's child registry (controller/rbac.ts) by `npm run generate`. Do not edit by hand.\n";
 
+const LABELS = {
+  'app.kubernetes.io/name': 'staticsite-controller',
+  'app.kubernetes.io/part-of': 'staticsite-operator',
+};
+
 /** The controller's grant on the sites, their children and Events: cluster-wide, or (a Role) in one namespace. */
 function controllerRole(namespace?: string) {
   return {
@@ -27,10 +33,29 @@ function controllerRole(namespace?: string) {
     metadata: {
       name: 'staticsite-controller',
       ...(namespace && { namespace }),
-      labels: { 'app.kubernetes.io/name': 'staticsite-controller', 'app.kubernetes.io/part-of': 'staticsite-operator' },
+      labels: LABELS,
     },
     rules: controllerRules(),
   };
+}
+
+/** manifests/overlays/gateway: the HTTPRoute child's grant (the Gateway named is irrelevant to RBAC). */
+function routeRbac(): string {
+  const name = 'staticsite-controller-routes';
+  const role = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: LABELS },
+    rules: childRules([httpRouteChild({ namespace: '', name: '' }, '')]),
+  };
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: LABELS },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' }],
+  };
+  return `${yaml(role)}---\n${yaml(binding)}`;
 }
 
 /** The files `npm run generate` owns, relative to the manifests directory, with their content. */
@@ -45,6 +70,7 @@ export function generatedManifests(): Map<string, string> {
     ['controller/controller-clusterrole.yaml', RBAC_HEADER + yaml(controllerRole())],
     // the single-namespace overlay's namespace (its kustomization.yaml says how to change it)
     ['overlays/single-namespace/controller-role.yaml', RBAC_HEADER + yaml(controllerRole('sites'))],
+    ['overlays/gateway/controller-routes-rbac.yaml', RBAC_HEADER + routeRbac()],
     [
       'policies/policies.yaml',
       HEADER +

@@ -1,6 +1,7 @@
 import type { KubeObject } from '../kube/objects.ts';
 import { type ChildKind, configMapChild, deploymentChild, INSTANCE_LABEL, serviceChild } from './reconcile/children.ts';
 import { ownerKey } from './reconcile/ownership.ts';
+import { type GatewayRef, httpRouteChild } from './reconcile/route.ts';
 
 export type { ChildKind } from './reconcile/children.ts';
 
@@ -17,6 +18,17 @@ export type { ChildKind } from './reconcile/children.ts';
 export type ChildRegistry = readonly ChildKind[];
 
 export const CHILDREN: ChildRegistry = [configMapChild, deploymentChild, serviceChild];
+
+/**
+ * The registry a controller runs with: CHILDREN, plus an HTTPRoute to `gateway` when `--gateway` is set
+ * and the cluster serves the Gateway API (docs/exposing-sites.md).
+ */
+export function childRegistry(
+  gateway: { ref: GatewayRef; served: boolean } | undefined,
+  baseDomain: string,
+): ChildRegistry {
+  return gateway?.served ? [...CHILDREN, httpRouteChild(gateway.ref, baseDomain) as ChildKind] : CHILDREN;
+}
 
 /** What the controller does to every child kind: list and watch it, create and update it, get it on a 409. */
 export const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'update'] as const;

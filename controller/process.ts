@@ -5,14 +5,17 @@ import type { ClusterConfig } from '../kube/cluster.ts';
 import { loadClusterConfig } from '../kube/cluster-config.ts';
 import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
+import { HTTPROUTES } from '../kube/resources.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
+import { childRegistry } from './child-registry.ts';
 import { ControllerManager, type ManagerConfig, type RunEnd } from './manager.ts';
 import { ApiEventRecorder } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
 import { ControllerMetrics } from './observability/metrics.ts';
+import type { GatewayRef } from './reconcile/route.ts';
 import { createRecordStore, type RecordsConfig } from './records/records-config.ts';
-import { checkStartupNeeds, retryUnreachable } from './startup-checks.ts';
+import { checkStartupNeeds, isServed, retryUnreachable } from './startup-checks.ts';
 
 export interface ControllerProcessOptions {
   kubeconfig?: string;
@@ -44,6 +47,8 @@ export interface ControllerProcessOptions {
   shutdownGraceMs: number;
   watchDownThresholdMs: number;
   identity?: string;
+  /** `--gateway` (and `--gateway-section`): an HTTPRoute per site to this Gateway. */
+  gateway?: GatewayRef;
 }
 
 export interface RunningController {
@@ -110,10 +115,28 @@ function checkStartup(api: KubeApi, options: ControllerProcessOptions, config: M
         leaderElectionNamespace: config.leaderElection?.namespace,
         createClaimsNamespace: options.createClaimsNamespace ?? false,
         secureMetrics: options.metricsSecurity !== undefined,
+        children: childRegistry(config.gateway, config.baseDomain),
       }),
     // Its own clock with ref'd timers: while it waits for the API server nothing else holds the process open.
     { clock: new SystemClock({ unrefTimers: false }), logger },
   );
+}
+
+/**
+ * `--gateway`: whether the cluster serves the Gateway API's HTTPRoute. Without it the controller still
+ * starts (the sites' Ready says why none is reachable by name) and logs the fix.
+ */
+async function gatewayConfig(api: KubeApi, gateway: GatewayRef | undefined, logger: Logger) {
+  if (!gateway) return undefined;
+  const clock = new SystemClock({ unrefTimers: false });
+  const served = await retryUnreachable(() => isServed(api, HTTPROUTES), { clock, logger });
+  if (!served) {
+    logger.error(
+      { gateway },
+      `--gateway is set and the cluster serves no ${HTTPROUTES.kind} (${HTTPROUTES.group}/${HTTPROUTES.version}): no routes; every site reports Ready=False (GatewayAPIMissing) until the Gateway API CRDs are installed and the controller restarted`,
+    );
+  }
+  return { ref: gateway, served };
 }
 
 /** Builds the whole controller process from options: API client, stores, manager and the probes server. */
@@ -135,10 +158,13 @@ export async function startController(
   const records = await createRecordStore(options.records, (operation, result, seconds) =>
     metrics.observeDns(operation, result, seconds),
   );
-  await checkStartup(api, options, config, logger).catch((error: unknown) => {
+  try {
+    config.gateway = await gatewayConfig(api, options.gateway, logger);
+    await checkStartup(api, options, config, logger);
+  } catch (error) {
     transport.close();
     throw error;
-  });
+  }
   // Events get their own connection pool and throttle, as controller-runtime's recorder gets its own
   // client: an error storm's events never starve the reconciles' requests, nor the reverse.
   const eventTransport = await connect(connection, 8);
@@ -149,7 +175,8 @@ export async function startController(
     component: 'staticsite-controller',
     instance: options.identity ?? 'staticsite-controller',
   });
-  const manager = new ControllerManager({ api, clock, logger, metrics, records, events, logContext }, config);
+  const children = childRegistry(config.gateway, config.baseDomain);
+  const manager = new ControllerManager({ api, clock, logger, metrics, records, events, logContext, children }, config);
   const servers = await startObservabilityServers(
     {
       live: manager.liveness(),

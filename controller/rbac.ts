@@ -72,3 +72,11 @@ export function policyRules(permissions: readonly Permission[]): PolicyRule[] {
 export function controllerRules(children: ChildRegistry = CHILDREN): PolicyRule[] {
   return policyRules(watchedNamespacePermissions('', children));
 }
+
+/**
+ * The rules for `children` alone (what `--gateway` adds: manifests/overlays/gateway grants them beside
+ * the ClusterRole of the registry's fixed kinds).
+ */
+export function childRules(children: ChildRegistry): PolicyRule[] {
+  return policyRules(children.flatMap((kind) => CHILD_VERBS.map((verb) => ({ verb, type: kind.type, namespace: '' }))));
+}

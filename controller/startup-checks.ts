@@ -2,7 +2,7 @@ import { STATICSITES } from '../api/index.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import { ApiError, errorMessage, isNotFound } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
-import { apiVersionOf, LEASES, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from '../kube/resources.ts';
+import { apiVersionOf, LEASES, type ResourceType, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from '../kube/resources.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { LEASE_NAME } from './manager.ts';
 import type { Logger } from './observability/logger.ts';
@@ -68,13 +68,19 @@ function post(api: KubeApi, path: string, body: unknown, query?: Record<string, 
   return api.post(path, body, { query });
 }
 
-/** The StaticSite API served (the CRD installed and established), as discovery shows it. */
-async function crdProblem(api: KubeApi): Promise<string | undefined> {
-  const path = `/apis/${STATICSITES.group}/${STATICSITES.version}`;
+/** Whether the API server serves `type` (its CRD installed and established), as discovery shows it. */
+export async function isServed(api: KubeApi, type: ResourceType): Promise<boolean> {
+  const path = `/apis/${type.group}/${type.version}`;
   const res = await api.transport.request('GET', path);
   const served = (res.body as { resources?: Array<{ name: string }> } | undefined)?.resources ?? [];
-  if (res.status === 200 && served.some((r) => r.name === STATICSITES.plural)) return undefined;
-  if (res.status !== 200 && res.status !== 404) throw new ApiError('GET', path, res.status, undefined, res.text);
+  if (res.status === 200) return served.some((r) => r.name === type.plural);
+  if (res.status === 404) return false;
+  throw new ApiError('GET', path, res.status, undefined, res.text);
+}
+
+/** The StaticSite API served, or what to do about it. */
+async function crdProblem(api: KubeApi): Promise<string | undefined> {
+  if (await isServed(api, STATICSITES)) return undefined;
   return `the StaticSite API (${apiVersionOf(STATICSITES)}, ${STATICSITES.plural}) is not served: install the CRD first (kubectl apply -k manifests/crds/full)`;
 }
 

@@ -139,6 +139,39 @@ export interface Service extends KubeObject {
   };
 }
 
+/** A Gateway API parentReference (gateway.networking.k8s.io/v1). */
+export interface ParentReference {
+  group?: string;
+  kind?: string;
+  namespace?: string;
+  name: string;
+  sectionName?: string;
+  [key: string]: unknown;
+}
+
+/** gateway.networking.k8s.io/v1 HTTPRoute: the fields this project reads and writes. */
+export interface HTTPRoute extends KubeObject {
+  spec?: {
+    parentRefs?: ParentReference[];
+    hostnames?: string[];
+    rules?: Array<Record<string, unknown>>;
+    [key: string]: unknown;
+  };
+  status?: {
+    parents?: Array<{
+      parentRef: ParentReference;
+      controllerName?: string;
+      conditions?: Array<{
+        type: string;
+        status: string;
+        reason?: string;
+        message?: string;
+        observedGeneration?: number;
+      }>;
+    }>;
+  };
+}
+
 export interface Lease extends KubeObject {
   spec?: {
     holderIdentity?: string;

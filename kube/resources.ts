@@ -20,6 +20,8 @@ export const DEPLOYMENTS = resource('apps/v1', 'deployments', 'Deployment');
 export const EVENTS = resource('v1', 'events', 'Event');
 export const LEASES = resource('coordination.k8s.io/v1', 'leases', 'Lease');
 export const SECRETS = resource('v1', 'secrets', 'Secret');
+/** Gateway API (sigs.k8s.io/gateway-api, standard channel): the route a site is reached by. */
+export const HTTPROUTES = resource('gateway.networking.k8s.io/v1', 'httproutes', 'HTTPRoute');
 
 /** What a secure metrics server asks the API server (kube/metrics-auth.ts). */
 export const TOKEN_REVIEWS = resource('authentication.k8s.io/v1', 'tokenreviews', 'TokenReview', false);

@@ -83,7 +83,7 @@ export function contentHash(content: string): string {
   return createHash('sha256').update(content, 'utf8').digest('hex');
 }
 
-function mutateMetadata(object: KubeObject, site: StaticSiteV1): void {
+export function mutateMetadata(object: KubeObject, site: StaticSiteV1): void {
   object.metadata.labels = { ...(object.metadata.labels ?? {}), ...childLabels(site) };
   setControllerReference(object, site);
 }

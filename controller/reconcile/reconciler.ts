@@ -2,8 +2,8 @@ import { FINALIZER, STATICSITES, type StaticSiteV1, siteHostname } from '../../a
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
 import { type Clock, formatTime } from '../../kube/clock.ts';
-import { type Deployment, type KubeObject, objectKey, splitKey } from '../../kube/objects.ts';
-import { DEPLOYMENTS } from '../../kube/resources.ts';
+import { type Deployment, type HTTPRoute, type KubeObject, objectKey, splitKey } from '../../kube/objects.ts';
+import { DEPLOYMENTS, HTTPROUTES } from '../../kube/resources.ts';
 import type { ClaimVerdict, HostnameClaims } from '../claims/hostname-claims.ts';
 import type { EventRecorder, EventType } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -11,6 +11,7 @@ import { OwnWrites } from '../own-writes.ts';
 import type { ExternalRecord, RecordStore } from '../records/record-store.ts';
 import { type ChildKind, type ChildOptions, childName } from './children.ts';
 import { type ChildLookup, type EnsureResult, ensureChild } from './ensure.ts';
+import { describeGateway, type GatewayRef, routeReadiness } from './route.ts';
 import { desiredStatus, type Readiness, statusUnchanged } from './status.ts';
 
 /** What a reconcile asks of the queue when it did not fail. */
@@ -33,6 +34,12 @@ export interface ReconcilerConfig extends ChildOptions {
    * webhooks skip the same namespaces (api/scope.ts EXCLUDED_NAMESPACES is the default of both).
    */
   excludedNamespaces?: readonly string[];
+  /**
+   * `--gateway`: each site has an HTTPRoute to this Gateway (a child kind of the registry when the
+   * cluster serves the Gateway API), and is Ready, with a URL in status, only once the Gateway accepted
+   * it. `served` false: the cluster has no HTTPRoute API, which every site's Ready says.
+   */
+  gateway?: { ref: GatewayRef; served: boolean };
 }
 
 /** A child kind of the registry (controller/child-registry.ts) and the cache ensure reads it from. */
@@ -460,18 +467,37 @@ export class SiteReconciler {
     const { failed, objects } = pass.children;
     if (failed && !failed.problem) return;
     const deployment = objects.get(DEPLOYMENTS.kind) as Deployment | undefined;
-    const written = this.writeStatus(site, { deployment, problem: failed ? failed.problem : pass.problems[0] }, signal);
+    const route = this.routeProblem(objects.get(HTTPROUTES.kind) as HTTPRoute | undefined);
+    const problem = failed ? failed.problem : (pass.problems[0] ?? route);
+    const written = this.writeStatus(site, { deployment, problem, reachable: route === undefined }, signal);
     await (failed ? written.catch(() => {}) : written);
+  }
+
+  /**
+   * With --gateway, why the site cannot be reached by its hostname yet: no Gateway API, no route (a
+   * conflict, reported on its own), or the Gateway's verdict on it. Undefined when it can, or without --gateway.
+   */
+  private routeProblem(route: HTTPRoute | undefined): Readiness | undefined {
+    const gateway = this.deps.config.gateway;
+    if (!gateway) return undefined;
+    if (!gateway.served) {
+      return problem(
+        'GatewayAPIMissing',
+        `the cluster serves no Gateway API HTTPRoute (${HTTPROUTES.group}/${HTTPROUTES.version}): no route to ${describeGateway(gateway.ref)}; install the Gateway API CRDs and restart the controller`,
+      );
+    }
+    if (!route) return problem('RoutePending', `Waiting for HTTPRoute to be created...`);
+    return routeReadiness(route, gateway.ref);
   }
 
   /** Writes the status through /status, only when it differs from the live one. */
   private async writeStatus(
     site: StaticSiteV1,
-    ready: { deployment: Deployment | undefined; problem: Readiness | undefined },
+    ready: { deployment: Deployment | undefined; problem: Readiness | undefined; reachable: boolean },
     signal?: AbortSignal,
   ): Promise<void> {
     const now = formatTime(this.deps.clock.now());
-    const url = `http://${siteHostname(site, this.deps.config.baseDomain)}/`;
+    const url = ready.reachable ? `http://${siteHostname(site, this.deps.config.baseDomain)}/` : undefined;
     const status = desiredStatus({ site, deployment: ready.deployment, problem: ready.problem, url, now });
     if (statusUnchanged(site.status, status)) return;
     await this.warnOnFailure(site, { reason: 'StatusUpdateFailed', doing: 'updating status' }, () =>

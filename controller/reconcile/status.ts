@@ -7,7 +7,7 @@ export const PROGRESSING = 'Progressing';
 export const DEGRADED = 'Degraded';
 
 /** The Ready reasons of a rollout under way: the site is Progressing, not Degraded. */
-const IN_PROGRESS: ReadonlySet<ReadyReason> = new Set(['RollingOut', 'PodsNotReady']);
+const IN_PROGRESS: ReadonlySet<ReadyReason> = new Set(['RollingOut', 'PodsNotReady', 'RoutePending']);
 
 /** Why a site is or is not Ready. */
 export type ReadyReason =
@@ -19,7 +19,13 @@ export type ReadyReason =
   | 'ChildFailed'
   | 'RecordFailed'
   | 'HostnameConflict'
-  | 'ClaimFailed';
+  | 'ClaimFailed'
+  /** The route's Gateway has not accepted it (or resolved its references) yet. */
+  | 'RoutePending'
+  | 'RouteNotAccepted'
+  | 'RouteRefsNotResolved'
+  /** --gateway is set and the cluster serves no Gateway API HTTPRoute. */
+  | 'GatewayAPIMissing';
 
 export interface Readiness {
   status: ConditionStatus;
@@ -84,7 +90,8 @@ export interface StatusInput {
   deployment: Deployment | undefined;
   /** A problem that overrides the rollout (a conflicting child, a failed record). */
   problem?: Readiness;
-  url: string;
+  /** Where the site is served; absent while it cannot be reached by that name (a route not accepted). */
+  url: string | undefined;
   /** metav1.Time of now, used only when the Ready condition flips. */
   now: string;
 }
@@ -124,7 +131,7 @@ export function desiredStatus({ site, deployment, problem, url, now }: StatusInp
   if (readiness.status === 'True') status.observedGeneration = generation;
   else if (previousObserved !== undefined) status.observedGeneration = Math.min(previousObserved, generation);
   status.readyReplicas = deployment?.status?.readyReplicas ?? 0;
-  status.url = url;
+  if (url !== undefined) status.url = url;
   status.conditions = [
     condition(READY, readiness.status, readiness.reason, readiness.message),
     // Progressing: this generation's rollout is under way; False once it is done or stuck, with why.

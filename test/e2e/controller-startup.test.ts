@@ -115,6 +115,61 @@ describe('e2e: the controller checks its start-up dependencies (built CLI, own c
     }
   });
 
+  it('with --gateway and no Gateway API in the cluster: starts, logs the fix, and every site says why it has no route', async () => {
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [
+        builtCli(),
+        'controller',
+        `--kubeconfig=${cp.kubeconfigPath}`,
+        `--namespace=${ns}`,
+        `--claims-namespace=${ns}`,
+        `--gateway=${ns}/public`,
+        `--metrics-port=${port}`,
+        '--metrics-bind-address=127.0.0.1',
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const sites = `/apis/staticsite.dev/v1/namespaces/${ns}/staticsites`;
+    try {
+      await eventually(
+        'the controller ready',
+        async () => (await observedStatus(`https://127.0.0.1:${port}/readyz`)) === 200,
+        30_000,
+      );
+      expect(stdout).to.include(
+        '--gateway is set and the cluster serves no HTTPRoute (gateway.networking.k8s.io/v1): no routes; every site reports Ready=False (GatewayAPIMissing) until the Gateway API CRDs are installed and the controller restarted',
+      );
+      const site = { apiVersion: 'staticsite.dev/v1', kind: 'StaticSite', metadata: { name: 'hello', namespace: ns } };
+      expect((await cp.admin.post(sites, { ...site, spec: { content: 'hi', replicas: 1 } })).status).to.equal(201);
+      type Site = {
+        status?: {
+          url?: string;
+          conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+        };
+      };
+      const reported = await eventually('Ready=False GatewayAPIMissing', async () => {
+        const s = (await cp.admin.get<Site>(`${sites}/hello`)).body;
+        const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
+        return ready?.reason === 'GatewayAPIMissing' ? { ready, url: s.status?.url } : undefined;
+      });
+      expect(reported.ready).to.include({
+        status: 'False',
+        message: `the cluster serves no Gateway API HTTPRoute (gateway.networking.k8s.io/v1): no route to Gateway ${ns}/public; install the Gateway API CRDs and restart the controller`,
+      });
+      expect(reported.url).to.equal(undefined);
+    } finally {
+      child.kill('SIGTERM');
+      await cp.admin.patch(`${sites}/hello`, { metadata: { finalizers: null } });
+      await cp.admin.delete(`${sites}/hello`);
+    }
+  });
+
   it('as a ServiceAccount with no roles: exits 1, naming what it may not do and where the roles are', async () => {
     const credentials = await cp.serviceAccountCredentials(ns, 'no-roles');
     const kubeconfig = await cp.writeKubeconfig('no-roles.kubeconfig', credentials, 'no-roles');

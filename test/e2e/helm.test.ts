@@ -115,6 +115,7 @@ for (const helmVersion of HELM_VERSIONS)
       { values: ['certificates.mode=cert-manager'], tree: 'manifests/overlays/cert-manager' },
       { values: ['controller.watchNamespace=sites'], tree: 'manifests/overlays/single-namespace' },
       { values: ['monitoring.enabled=true'], tree: 'manifests/overlays/prometheus' },
+      { values: ['controller.gateway=staticsite-system/public'], tree: 'manifests/overlays/gateway' },
     ];
     for (const { values, tree } of pairs) {
       it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {

@@ -18,6 +18,7 @@ const TREES = [
   'manifests/overlays/cert-manager',
   'manifests/overlays/policies',
   'manifests/overlays/dns',
+  'manifests/overlays/gateway',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
@@ -295,6 +296,20 @@ describe('e2e: the kustomize manifests', function () {
       'MutatingWebhookConfiguration',
       'ValidatingWebhookConfiguration',
     ]);
+  });
+
+  it('gateway: the controller gets --gateway, and its ServiceAccount the HTTPRoute grant the registry asks for', () => {
+    const objects = built.get('manifests/overlays/gateway') ?? [];
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-controller');
+    expect(deployment?.spec?.template.spec.containers[0].args).to.include('--gateway=staticsite-system/public');
+    const binding = objects.find(
+      (o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'staticsite-controller-routes',
+    );
+    expect(binding?.subjects).to.deep.equal([
+      { kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' },
+    ]);
+    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === binding?.roleRef?.name);
+    expect(role?.rules?.flatMap((r) => r.resources)).to.deep.equal(['httproutes']);
   });
 
   it("dns: the controller takes the overlay's flags, and reads its TSIG key where the Secret is mounted", () => {

@@ -1,0 +1,112 @@
+import { type StaticSiteV1, siteHostname } from '../../api/index.ts';
+import type { HTTPRoute, ParentReference } from '../../kube/objects.ts';
+import { HTTPROUTES } from '../../kube/resources.ts';
+import { type ChildKind, childName, HTTP_PORT, mutateMetadata } from './children.ts';
+import type { Readiness } from './status.ts';
+
+export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
+
+/** The Gateway every site's route attaches to: `--gateway NAMESPACE/NAME`, optionally one listener of it. */
+export interface GatewayRef {
+  namespace: string;
+  name: string;
+  /** `--gateway-section`: the listener (Gateway API sectionName) the routes attach to. */
+  sectionName?: string;
+}
+
+/** `NAMESPACE/NAME` as a GatewayRef; throws an Error saying what is wrong. */
+export function parseGatewayRef(text: string, sectionName?: string): GatewayRef {
+  const parts = text.split('/');
+  if (parts.length !== 2 || !parts[0] || !parts[1]) {
+    throw new Error(
+      `--gateway wants NAMESPACE/NAME (the Gateway the sites' routes attach to), not ${JSON.stringify(text)}`,
+    );
+  }
+  return { namespace: parts[0], name: parts[1], ...(sectionName && { sectionName }) };
+}
+
+export function describeGateway(gateway: GatewayRef): string {
+  const section = gateway.sectionName ? ` (listener ${gateway.sectionName})` : '';
+  return `Gateway ${gateway.namespace}/${gateway.name}${section}`;
+}
+
+function parentRefOf(gateway: GatewayRef): ParentReference {
+  return {
+    group: GATEWAY_API_GROUP,
+    kind: 'Gateway',
+    namespace: gateway.namespace,
+    name: gateway.name,
+    ...(gateway.sectionName && { sectionName: gateway.sectionName }),
+  };
+}
+
+/**
+ * The HTTPRoute child: the site's hostname, attached to the Gateway, every path to the site's Service.
+ * Every field the CRD would default is written as its default, so the stored route equals what this
+ * builder makes and a settled site writes nothing.
+ */
+export function httpRouteChild(gateway: GatewayRef, baseDomain: string): ChildKind<HTTPRoute> {
+  return {
+    type: HTTPROUTES,
+    mutate(object, site: StaticSiteV1) {
+      mutateMetadata(object, site);
+      object.spec ??= {};
+      object.spec.parentRefs = [parentRefOf(gateway)];
+      object.spec.hostnames = [siteHostname(site, baseDomain)];
+      object.spec.rules = [
+        {
+          matches: [{ path: { type: 'PathPrefix', value: '/' } }],
+          backendRefs: [{ group: '', kind: 'Service', name: childName(site), port: HTTP_PORT, weight: 1 }],
+        },
+      ];
+    },
+  };
+}
+
+/** Whether a route status entry is about `gateway`, with the defaults of a parentRef filled in. */
+function isParent(ref: ParentReference, gateway: GatewayRef, routeNamespace: string | undefined): boolean {
+  return (
+    (ref.group ?? GATEWAY_API_GROUP) === GATEWAY_API_GROUP &&
+    (ref.kind ?? 'Gateway') === 'Gateway' &&
+    (ref.namespace ?? routeNamespace) === gateway.namespace &&
+    ref.name === gateway.name &&
+    (ref.sectionName ?? undefined) === gateway.sectionName
+  );
+}
+
+/**
+ * What the Gateway said of the route (its status.parents entry): undefined once it is Accepted and its
+ * references resolved for the route's current generation; otherwise why the site is not reachable by
+ * its hostname. A condition of an older generation counts as not given yet.
+ */
+export function routeReadiness(route: HTTPRoute, gateway: GatewayRef): Readiness | undefined {
+  const name = route.metadata.name ?? '';
+  const generation = route.metadata.generation ?? 0;
+  const parent = route.status?.parents?.find((p) => isParent(p.parentRef, gateway, route.metadata.namespace));
+  const current = (type: string) =>
+    parent?.conditions?.find((c) => c.type === type && (c.observedGeneration ?? generation) >= generation);
+  const accepted = current('Accepted');
+  const resolved = current('ResolvedRefs');
+  const waiting = (what: string): Readiness => ({
+    status: 'False',
+    reason: 'RoutePending',
+    message: `Waiting for ${describeGateway(gateway)} to ${what} HTTPRoute "${name}"...`,
+  });
+  if (!accepted) return waiting('accept');
+  if (accepted.status !== 'True') {
+    return {
+      status: 'False',
+      reason: 'RouteNotAccepted',
+      message: `HTTPRoute "${name}" is not accepted by ${describeGateway(gateway)}: ${accepted.reason ?? ''}: ${accepted.message ?? ''}`,
+    };
+  }
+  if (!resolved) return waiting('resolve the references of');
+  if (resolved.status !== 'True') {
+    return {
+      status: 'False',
+      reason: 'RouteRefsNotResolved',
+      message: `${describeGateway(gateway)} cannot resolve the references of HTTPRoute "${name}": ${resolved.reason ?? ''}: ${resolved.message ?? ''}`,
+    };
+  }
+  return undefined;
+}
