@@ -7,10 +7,13 @@
  * Sources: github.com/google/cel-go@v0.29.2/common/types (double.go, int.go, string.go, bytes.go, overflow.go),
  * ext/lists.go.
  */
+import { celEquals, isMapLiteral } from './library/compare.ts';
 import { CelFunctionError } from './library/errors.ts';
+import { keyedListAdd } from './list-semantics.ts';
 import { type EvaluableNode, interceptEvaluate } from './node-evaluate.ts';
 import { guardNullValues } from './null-values.ts';
 import { CostLimitExceeded } from './runtime-errors.ts';
+import { rawJsonOf } from './unstructured-object.ts';
 import { firstInvalidData } from './values.ts';
 
 /** A checked AST node as the library leaves it: its operator or call, and the handle it runs. */
@@ -39,16 +42,34 @@ const BINARY_GUARDS: ReadonlyArray<{
   { ops: new Set(['==', '!=']), error: (l, r) => (firstInvalidData(l) ?? firstInvalidData(r))?.message },
 ];
 
+/** A list or map value: its equality is cel-go's element by element, as celEquals computes it. */
+const isAggregate = (v: unknown) => Array.isArray(v) || v instanceof Map || isMapLiteral(v);
+
+/**
+ * Operators on lists and maps answered as cel-go answers them, where a set or map list of the API server's
+ * values (list-semantics.ts) may sit at any depth: `==` and `!=` by celEquals (the left operand's type
+ * decides), `+` of such a list as a union or merge, `in` asking `item == candidate`. Undefined: the
+ * library's own operator answers.
+ */
+const AGGREGATE_OPERATORS: Readonly<Record<string, (l: unknown, r: unknown) => unknown>> = {
+  '==': (l, r) => (isAggregate(l) && isAggregate(r) ? celEquals(l, r) : undefined),
+  '!=': (l, r) => (isAggregate(l) && isAggregate(r) ? !celEquals(l, r) : undefined),
+  '+': (l, r) => keyedListAdd(l, r, rawJsonOf),
+  in: (l, r) => (isAggregate(l) && Array.isArray(r) ? r.some((item) => celEquals(l, item)) : undefined),
+};
+
 function guardBinaryOperators(nodes: readonly ExpressionAst[]): void {
   for (const node of nodes) {
     const guard = BINARY_GUARDS.find((g) => g.ops.has(node.op));
+    const keyed = Object.hasOwn(AGGREGATE_OPERATORS, node.op) ? AGGREGATE_OPERATORS[node.op] : undefined;
     const operator = node as ExpressionAst & { handle?: BinaryHandle };
     const run = operator.handle;
-    if (!guard || typeof run !== 'function') continue;
+    if ((!guard && !keyed) || typeof run !== 'function') continue;
     operator.handle = (left, right, ast, ev) => {
-      const error = guard.error(left, right);
+      const error = guard?.error(left, right);
       if (error !== undefined) throw new CelFunctionError(error);
-      return run(left, right, ast, ev);
+      const answer = keyed?.(left, right);
+      return answer === undefined ? run(left, right, ast, ev) : answer;
     };
   }
 }

@@ -69,3 +69,8 @@ export function unstructuredEquals(
   }
   return true;
 }
+
+/** The JSON an object value was converted from, where it kept it; otherwise the value itself. */
+export function rawJsonOf(value: unknown): unknown {
+  return value instanceof Map ? ((value as WithUnstructured)[UNSTRUCTURED]?.raw ?? value) : value;
+}

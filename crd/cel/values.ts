@@ -6,11 +6,13 @@
  */
 
 import type { Duration } from '@marcbachmann/cel-js/evaluator';
+import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
 import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
 import { parseFullDate, parseStrfmtDateTime } from '../apimachinery/strfmt-date-time.ts';
 import { parseStrfmtDuration } from '../apimachinery/strfmt-duration.ts';
 import type { DeclType, ObjectDeclType } from './decl-types.ts';
 import { durationFromNanos } from './duration.ts';
+import { tagMapList, tagSetList } from './list-semantics.ts';
 import { keepUnstructured } from './unstructured-object.ts';
 
 /** The runtime class of one CEL object type: a Map from CEL field name to value. */
@@ -136,6 +138,14 @@ function nested(convert: (v: unknown) => unknown, value: unknown): unknown {
   }
 }
 
+/** A converted list of a set or map list type, marked for the API server's equality and addition. */
+function keyedList(schema: JSONSchemaProps, list: unknown[], raw: readonly unknown[]): unknown[] {
+  const listType = schema['x-kubernetes-list-type'];
+  if (listType === 'set') return tagSetList(list);
+  if (listType === 'map') return tagMapList(list, schema['x-kubernetes-list-map-keys'] ?? [], raw);
+  return list;
+}
+
 /** Converts one JSON value to its CEL runtime form according to `type`. */
 export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassLookup): unknown {
   if (value === null || value === undefined) return null;
@@ -157,7 +167,13 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
     case 'duration':
       return typeof value === 'string' ? strfmtDuration(value) : value;
     case 'list':
-      return Array.isArray(value) ? value.map((v) => nested((x) => toCelValue(x, type.elem, classes), v)) : value;
+      return Array.isArray(value)
+        ? keyedList(
+            type.schema,
+            value.map((v) => nested((x) => toCelValue(x, type.elem, classes), v)),
+            value,
+          )
+        : value;
     case 'map': {
       if (typeof value !== 'object' || Array.isArray(value)) return value;
       const out = new Map<string, unknown>();
@@ -224,7 +240,16 @@ export function converterFor(type: DeclType, classes: ObjectClassLookup): ValueC
       };
     case 'list': {
       const elem = converterFor(type.elem, classes);
-      return (v) => (Array.isArray(v) ? v.map((x) => nested(elem, x)) : v === undefined ? null : v);
+      return (v) =>
+        Array.isArray(v)
+          ? keyedList(
+              type.schema,
+              v.map((x) => nested(elem, x)),
+              v,
+            )
+          : v === undefined
+            ? null
+            : v;
     }
     case 'map': {
       const elem = converterFor(type.elem, classes);

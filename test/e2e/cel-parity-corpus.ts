@@ -1020,6 +1020,51 @@ for (const rule of [
 ]) {
   add('runtime', formattedStr, rule, []);
 }
+// set and map lists compare and add as the API server's values do: order ignored (set items, map keys),
+// `+` a union or a merge by key; the left operand's type decides (`['b', 'a'] == self` is in order)
+const setOfStrings: JSONSchemaProps = { type: 'array', maxItems: 6, 'x-kubernetes-list-type': 'set', items: str };
+for (const rule of [
+  "self == ['b', 'a']",
+  "['b', 'a'] == self",
+  "self != ['b', 'a']",
+  "(self + ['a', 'c']).size() == 3",
+  "self + ['a', 'c'] == ['a', 'b', 'c']",
+  "self in [['b', 'a']]",
+  "[self] == [['b', 'a']]",
+  "self.filter(x, true) == ['b', 'a']",
+]) {
+  add('list types', setOfStrings, rule, ['a', 'b']);
+}
+add('list types', setOfStrings, 'self == oldSelf', ['a', 'b', 'c'], ['c', 'b', 'a']);
+add('list types', setOfStrings, "{'a': self} == {'a': oldSelf}", ['a', 'b'], ['b', 'a']);
+const keyedByTwo: JSONSchemaProps = {
+  type: 'array',
+  maxItems: 6,
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['k', 'j'],
+  items: { type: 'object', required: ['k', 'j'], properties: { k: str, j: int, v: int } },
+};
+const twoItems = [
+  { k: 'a', j: 1, v: 1 },
+  { k: 'a', j: 2, v: 2 },
+];
+add('list types', keyedByTwo, 'self == oldSelf', twoItems, [...twoItems].reverse());
+add('list types', keyedByTwo, 'self == oldSelf', twoItems, [
+  { k: 'a', j: 2, v: 3 },
+  { k: 'a', j: 1, v: 1 },
+]);
+add('list types', keyedByTwo, 'oldSelf in [self]', twoItems, [...twoItems].reverse());
+add('list types', keyedByTwo, '(self + oldSelf).size() == 3 && (self + oldSelf)[0].v == 9', twoItems, [
+  { k: 'a', j: 3, v: 3 },
+  { k: 'a', j: 1, v: 9 },
+]);
+add(
+  'list types',
+  { type: 'object', properties: { l: keyedByTwo } },
+  'self == oldSelf',
+  { l: twoItems },
+  { l: [...twoItems].reverse() },
+);
 // ratcheting correlates only declared fields: an object holding an embedded resource's or a preserved
 // unknown field is never unchanged, so its failing rules stay errors on update
 const holdsEmbedded: JSONSchemaProps = {

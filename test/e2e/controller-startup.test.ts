@@ -52,6 +52,40 @@ function runController(kubeconfig: string, args: string[], timeoutMs = 20_000): 
   });
 }
 
+/** `staticsite controller ARGS` left running, with its metrics port (for /readyz) and what it wrote. */
+async function startController(kubeconfig: string, args: string[]) {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      builtCli(),
+      'controller',
+      `--kubeconfig=${kubeconfig}`,
+      `--metrics-port=${port}`,
+      '--metrics-bind-address=127.0.0.1',
+      ...args,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => {
+    output.stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output.stderr += chunk.toString();
+  });
+  const ready = () =>
+    eventually(
+      'the controller ready',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${output.stderr}`);
+        return (await observedStatus(`https://127.0.0.1:${port}/readyz`)) === 200;
+      },
+      30_000,
+    );
+  return { child, output, ready };
+}
+
 describe('e2e: the controller checks its start-up dependencies (built CLI, own control plane)', function () {
   this.timeout(120_000);
   const cp = new ControlPlane();
@@ -88,27 +122,13 @@ describe('e2e: the controller checks its start-up dependencies (built CLI, own c
 
   it('with --create-claims-namespace: creates it and becomes ready', async () => {
     const created = `made-${suffix}`;
-    const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      [
-        builtCli(),
-        'controller',
-        `--kubeconfig=${cp.kubeconfigPath}`,
-        `--namespace=${ns}`,
-        `--claims-namespace=${created}`,
-        '--create-claims-namespace',
-        `--metrics-port=${port}`,
-        '--metrics-bind-address=127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { child, ready } = await startController(cp.kubeconfigPath, [
+      `--namespace=${ns}`,
+      `--claims-namespace=${created}`,
+      '--create-claims-namespace',
+    ]);
     try {
-      await eventually(
-        'the controller ready',
-        async () => (await observedStatus(`https://127.0.0.1:${port}/readyz`)) === 200,
-        30_000,
-      );
+      await ready();
       expect((await cp.admin.get(`/api/v1/namespaces/${created}`)).status).to.equal(200);
     } finally {
       child.kill('SIGTERM');
@@ -116,33 +136,15 @@ describe('e2e: the controller checks its start-up dependencies (built CLI, own c
   });
 
   it('with --gateway and no Gateway API in the cluster: starts, logs the fix, and every site says why it has no route', async () => {
-    const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      [
-        builtCli(),
-        'controller',
-        `--kubeconfig=${cp.kubeconfigPath}`,
-        `--namespace=${ns}`,
-        `--claims-namespace=${ns}`,
-        `--gateway=${ns}/public`,
-        `--metrics-port=${port}`,
-        '--metrics-bind-address=127.0.0.1',
-      ],
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
+    const { child, output, ready } = await startController(cp.kubeconfigPath, [
+      `--namespace=${ns}`,
+      `--claims-namespace=${ns}`,
+      `--gateway=${ns}/public`,
+    ]);
     const sites = `/apis/staticsite.dev/v1/namespaces/${ns}/staticsites`;
     try {
-      await eventually(
-        'the controller ready',
-        async () => (await observedStatus(`https://127.0.0.1:${port}/readyz`)) === 200,
-        30_000,
-      );
-      expect(stdout).to.include(
+      await ready();
+      expect(output.stdout).to.include(
         '--gateway is set and the cluster serves no HTTPRoute (gateway.networking.k8s.io/v1): no routes; every site reports Ready=False (GatewayAPIMissing) until the Gateway API CRDs are installed and the controller restarted',
       );
       const site = { apiVersion: 'staticsite.dev/v1', kind: 'StaticSite', metadata: { name: 'hello', namespace: ns } };
@@ -186,33 +188,9 @@ describe('e2e: the controller checks its start-up dependencies (built CLI, own c
     await applyControllerRbac(cp, sys);
     const credentials = await cp.serviceAccountCredentials(sys, 'staticsite-controller');
     const kubeconfig = await cp.writeKubeconfig('controller.kubeconfig', credentials, 'staticsite-controller');
-    const port = await freePort();
-    const child = spawn(
-      process.execPath,
-      [
-        builtCli(),
-        'controller',
-        `--kubeconfig=${kubeconfig}`,
-        '--leader-elect',
-        `--leader-elect-namespace=${sys}`,
-        `--metrics-port=${port}`,
-        '--metrics-bind-address=127.0.0.1',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
+    const { child, ready } = await startController(kubeconfig, ['--leader-elect', `--leader-elect-namespace=${sys}`]);
     try {
-      await eventually(
-        'the controller ready',
-        async () => {
-          if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
-          return (await observedStatus(`https://127.0.0.1:${port}/readyz`)) === 200;
-        },
-        30_000,
-      );
+      await ready();
     } finally {
       child.kill('SIGTERM');
     }

@@ -3,7 +3,8 @@
  * Strings compare by UTF-8 bytes (= code points), like Go.
  */
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { unstructuredEquals } from '../unstructured-object.ts';
+import { keyedListEquals } from '../list-semantics.ts';
+import { rawJsonOf, unstructuredEquals } from '../unstructured-object.ts';
 
 export type CelComparable = bigint | number | boolean | string | Date | Duration | Uint8Array;
 
@@ -46,8 +47,32 @@ export function celCompare(a: CelComparable, b: CelComparable): number {
   return 0;
 }
 
+/** A map a rule wrote (`{'a': 1}`): the library makes it a plain object. */
+export function isMapLiteral(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function mapEntries(value: unknown): Map<unknown, unknown> | undefined {
+  if (value instanceof Map) return value;
+  return isMapLiteral(value) ? new Map(Object.entries(value)) : undefined;
+}
+
+/** Two maps, either written by a rule or converted from JSON: the same keys, equal values. */
+function mapEntriesEqual(a: unknown, b: unknown): boolean {
+  const x = mapEntries(a);
+  const y = mapEntries(b);
+  if (!x || !y || x.size !== y.size) return false;
+  for (const [k, v] of x) if (!y.has(k) || !celEquals(v, y.get(k))) return false;
+  return true;
+}
+
 /** CEL runtime equality (heterogeneous: 1 == 1.0, lists and maps element-wise, objects field-wise). */
 export function celEquals(a: unknown, b: unknown): boolean {
+  // a set or map list compares as the receiver's type says, even with itself (a map list with a repeated key)
+  const keyed = keyedListEquals(a, b, celEquals, rawJsonOf);
+  if (keyed !== undefined) return keyed;
   if (a === b) return true;
   if ((typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number')) {
     // biome-ignore lint/suspicious/noDoubleEquals: CEL compares int and double numerically
@@ -58,6 +83,7 @@ export function celEquals(a: unknown, b: unknown): boolean {
   if (a instanceof Duration && b instanceof Duration) return a.seconds === b.seconds && a.nanos === b.nanos;
   if (a instanceof Uint8Array && b instanceof Uint8Array) return celCompare(a, b) === 0 && a.length === b.length;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
+  if (isMapLiteral(a) || isMapLiteral(b)) return mapEntriesEqual(a, b);
   if (a instanceof Map && b instanceof Map) {
     const asObjects = unstructuredEquals(a, b, celEquals);
     if (asObjects !== undefined) return asObjects;
