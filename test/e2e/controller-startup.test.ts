@@ -22,36 +22,6 @@ interface Ended {
   ms: number;
 }
 
-/** `staticsite controller ARGS` to its end, or killed after `timeoutMs`. */
-function runController(kubeconfig: string, args: string[], timeoutMs = 20_000): Promise<Ended> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    void freePort().then((port) => {
-      const child = spawn(
-        process.execPath,
-        [
-          builtCli(),
-          'controller',
-          `--kubeconfig=${kubeconfig}`,
-          `--metrics-port=${port}`,
-          '--metrics-bind-address=127.0.0.1',
-          ...args,
-        ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
-      );
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stderr, ms: Date.now() - started });
-      });
-    });
-  });
-}
-
 /** `staticsite controller ARGS` left running, with its metrics port (for /readyz) and what it wrote. */
 async function startController(kubeconfig: string, args: string[]) {
   const port = await freePort();
@@ -84,6 +54,16 @@ async function startController(kubeconfig: string, args: string[]) {
       30_000,
     );
   return { child, output, ready };
+}
+
+/** `staticsite controller ARGS` to its end, or killed after `timeoutMs`. */
+async function runController(kubeconfig: string, args: string[], timeoutMs = 20_000): Promise<Ended> {
+  const started = Date.now();
+  const { child, output } = await startController(kubeconfig, args);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(timer);
+  return { code, stderr: output.stderr, ms: Date.now() - started };
 }
 
 describe('e2e: the controller checks its start-up dependencies (built CLI, own control plane)', function () {
