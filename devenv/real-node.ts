@@ -379,9 +379,11 @@ export class RealNode {
  * GET `url` over a new connection, as a first visitor would. Not fetch: its pool would reuse a
  * connection opened before kube-proxy's rules existed, which this machine's outbound proxy answered.
  */
-export function getOnce(url: string, timeoutMs = 2_000): Promise<{ status: number; body: string }> {
+export function getOnce(url: string, timeoutMs = 2_000, host?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpGet(url, { agent: false, timeout: timeoutMs }, (res) => {
+    // `host` asks for that name at the URL's address, as `curl --resolve` does.
+    const headers = host === undefined ? {} : { host };
+    const req = httpGet(url, { agent: false, timeout: timeoutMs, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {

@@ -13,9 +13,11 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
+import { TRAEFIK_CONTROLLER_NAME, TraefikGateway } from '../../devenv/gateway.ts';
 import { metricsReaderToken, observe } from '../../devenv/observed.ts';
 import { packageFile } from '../../devenv/package-root.ts';
 import { defaultRouteAddress, getOnce, RealNode, realNodeImages } from '../../devenv/real-node.ts';
+import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
 import { buildImages, operatorImage } from '../support/docker.ts';
 
 const run = promisify(execFile);
@@ -30,7 +32,10 @@ interface PodSpec {
 
 interface Site {
   metadata: { finalizers?: string[]; generation?: number };
-  status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason?: string }> };
+  status?: {
+    observedGeneration?: number;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+  };
 }
 
 /** The external records the controller pods wrote, read from their emptyDir volumes on the node. */
@@ -444,6 +449,184 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
       expect(newSecret.body.data['tls.crt']).to.not.equal(oldSecret.body.data['tls.crt']);
       expect(statuses.length).to.be.greaterThan(100);
       expect(statuses.filter((s) => s !== 201)).to.deep.equal([]);
+    });
+  });
+  describe('through a Gateway: kubectl apply -k manifests/overlays/gateway, Traefik serving the routes', () => {
+    const GW_NS = 'gw';
+    const gwSites = `/apis/staticsite.dev/v1/namespaces/${GW_NS}/staticsites`;
+    const address = defaultRouteAddress();
+    let traefik: TraefikGateway | undefined;
+
+    /** GET / for `host` at the Gateway's address and port: `curl --resolve HOST:PORT:ADDRESS`. */
+    const throughGateway = (host: string) =>
+      getOnce(`http://${address}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`).catch(() => undefined);
+    const readyOf = async (name: string) => {
+      const site = await cp.admin.get<Site & { status?: { url?: string } }>(`${gwSites}/${name}`);
+      return { site: site.body, ready: site.body.status?.conditions?.find((c) => c.type === 'Ready') };
+    };
+
+    before(async function () {
+      this.timeout(30 * 60_000);
+      const standard = join(await thirdPartyModuleDir('gateway-api'), 'config', 'crd', 'standard');
+      // The CRDs alone (the folder also holds an admission policy); server-side: they exceed the
+      // client-side apply annotation's size.
+      for (const file of (await readdir(standard)).filter((f) => f.endsWith('.yaml') && !f.includes('_vap_'))) {
+        const applied = await cp.kubectl(['apply', '--server-side', '-f', join(standard, file)]);
+        expect(applied.code, applied.stderr).to.equal(0);
+      }
+      const established = await cp.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
+      expect(established.code, established.stderr).to.equal(0);
+      traefik = await TraefikGateway.start({ kubeconfig: cp.kubeconfigPath, statusAddress: address });
+      const port = traefik.httpPort;
+      const gatewayObjects = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: traefik}
+spec: {controllerName: ${TRAEFIK_CONTROLLER_NAME}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: public, namespace: ${SYSTEM}}
+spec:
+  gatewayClassName: traefik
+  listeners:
+    - name: http
+      protocol: HTTP
+      port: ${port}
+      hostname: "*.sites.staticsite.dev"
+      allowedRoutes: {namespaces: {from: All}}
+`;
+      const created = await cp.kubectl(['apply', '-f', '-'], gatewayObjects);
+      expect(created.code, created.stderr).to.equal(0);
+      const programmed = await cp.kubectl([
+        '-n',
+        SYSTEM,
+        'wait',
+        '--for=condition=Programmed',
+        'gateway/public',
+        '--timeout=60s',
+      ]);
+      expect(programmed.code, `${programmed.stderr}\n${await traefik.tail()}`).to.equal(0);
+      const overlay = await cp.kubectl(['apply', '-k', packageFile('manifests', 'overlays', 'gateway')]);
+      expect(overlay.code, overlay.stderr).to.equal(0);
+      const rollout = await cp.kubectl([
+        '-n',
+        SYSTEM,
+        'rollout',
+        'status',
+        'deployment/staticsite-controller',
+        '--timeout=240s',
+      ]);
+      expect(rollout.code, `${rollout.stdout}${rollout.stderr}`).to.equal(0);
+      await cp.ensureNamespace(GW_NS);
+    });
+
+    afterEach(async function () {
+      if (this.currentTest?.state === 'failed' && traefik) console.error(`traefik's log:\n${await traefik.tail(60)}`);
+    });
+
+    after(async function () {
+      this.timeout(120_000);
+      await traefik?.stop();
+    });
+
+    it('the Gateway reports the address it serves on', async () => {
+      const gateway = await cp.admin.get<{ status?: { addresses?: Array<{ type?: string; value: string }> } }>(
+        `/apis/gateway.networking.k8s.io/v1/namespaces/${SYSTEM}/gateways/public`,
+      );
+      expect(gateway.body.status?.addresses).to.deep.equal([{ type: 'IPAddress', value: address }]);
+    });
+
+    it('a site is Ready with its URL once the Gateway accepts its route, and its hostname serves its HTML there', async () => {
+      const created = await cp.admin.post(gwSites, {
+        apiVersion: 'staticsite.dev/v1',
+        kind: 'StaticSite',
+        metadata: { name: 'front' },
+        spec: { content: '<h1>front v1</h1>' },
+      });
+      expect(created.status, created.text).to.equal(201);
+      const host = `front.${GW_NS}.sites.staticsite.dev`;
+      const { site } = await eventually(
+        'the site Ready',
+        async () => {
+          const now = await readyOf('front');
+          return now.ready?.status === 'True' ? now : undefined;
+        },
+        180_000,
+      );
+      expect(site.status?.url).to.equal(`http://${host}/`);
+      const route = await cp.admin.get<{
+        status?: { parents?: Array<{ controllerName: string; conditions: Array<{ type: string; status: string }> }> };
+      }>(`/apis/gateway.networking.k8s.io/v1/namespaces/${GW_NS}/httproutes/front`);
+      const parent = route.body.status?.parents?.[0];
+      expect(parent?.controllerName).to.equal(TRAEFIK_CONTROLLER_NAME);
+      expect(parent?.conditions.find((c) => c.type === 'Accepted')?.status).to.equal('True');
+      const served = await eventually(
+        'the page through the gateway',
+        async () => {
+          const res = await throughGateway(host);
+          return res?.status === 200 ? res.body : undefined;
+        },
+        30_000,
+      );
+      expect(served).to.equal('<h1>front v1</h1>');
+      // Another name at the same address is not this site.
+      expect((await throughGateway(`nothing.${GW_NS}.sites.staticsite.dev`))?.status).to.equal(404);
+    });
+
+    it('edited content is served through the gateway', async () => {
+      const patched = await cp.admin.patch(
+        `${gwSites}/front`,
+        { spec: { content: '<h1>front v2</h1>' } },
+        { contentType: 'application/merge-patch+json' },
+      );
+      expect(patched.status, patched.text).to.equal(200);
+      await eventually(
+        'the new HTML through the gateway',
+        async () => (await throughGateway(`front.${GW_NS}.sites.staticsite.dev`))?.body === '<h1>front v2</h1>',
+        60_000,
+      );
+    });
+
+    it("a route the Gateway refuses shows in Ready with the Gateway's reason, and no URL", async () => {
+      // The listener takes *.sites.staticsite.dev only: a site of another domain has no listener.
+      const created = await cp.admin.post(gwSites, {
+        apiVersion: 'staticsite.dev/v1',
+        kind: 'StaticSite',
+        metadata: { name: 'elsewhere' },
+        spec: { content: '<h1>elsewhere</h1>', hostname: 'www.example.org' },
+      });
+      expect(created.status, created.text).to.equal(201);
+      const { site, ready } = await eventually(
+        'the site not Ready for its route',
+        async () => {
+          const now = await readyOf('elsewhere');
+          return now.ready?.reason === 'RouteNotAccepted' ? now : undefined;
+        },
+        120_000,
+      );
+      expect(ready?.status).to.equal('False');
+      expect(ready?.message).to.include('NoMatchingListenerHostname');
+      expect(site.status?.url).to.equal(undefined);
+      expect((await throughGateway('www.example.org'))?.status).to.equal(404);
+    });
+
+    it('deleting a site removes its route and the gateway stops serving its name', async () => {
+      for (const name of ['front', 'elsewhere']) {
+        const deleted = await cp.admin.delete(`${gwSites}/${name}`);
+        expect([200, 202]).to.include(deleted.status);
+      }
+      await eventually(
+        'the sites and their routes gone, the name no longer served',
+        async () => {
+          const [site, route] = await Promise.all([
+            cp.admin.get(`${gwSites}/front`),
+            cp.admin.get(`/apis/gateway.networking.k8s.io/v1/namespaces/${GW_NS}/httproutes/front`),
+          ]);
+          const res = await throughGateway(`front.${GW_NS}.sites.staticsite.dev`);
+          return site.status === 404 && route.status === 404 && res?.status === 404;
+        },
+        120_000,
+      );
     });
   });
 });

@@ -1,0 +1,103 @@
+/**
+ * A real Gateway API implementation for the tests and `npm run local`: Traefik, built from its Go
+ * module by devenv/gateway/build.sh, run as a host process with its Kubernetes Gateway provider
+ * against the control plane. It takes the Gateways of its GatewayClass, routes their HTTPRoutes to
+ * the backends' EndpointSlices (pod IPs, which the host reaches on a real node) and writes route and
+ * Gateway status, the Gateway's `status.addresses` included.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { waitFor } from './controlplane.ts';
+import { ManagedProcess, startOrUndo } from './managed-process.ts';
+import { packageFile } from './package-root.ts';
+import { freePort } from './ports.ts';
+
+const run = promisify(execFile);
+
+/** The controllerName a GatewayClass names for Traefik to take its Gateways. */
+export const TRAEFIK_CONTROLLER_NAME = 'traefik.io/gateway-controller';
+
+/** Builds (or finds in the cache) the Traefik binary; returns its path. */
+export async function traefikBinary(): Promise<string> {
+  const { stdout } = await run('bash', [packageFile('devenv', 'gateway', 'build.sh')], {
+    maxBuffer: 1 << 20,
+    timeout: 60 * 60 * 1000,
+  });
+  return stdout.trim().split('\n').at(-1) ?? '';
+}
+
+export interface TraefikOptions {
+  /** A kubeconfig Traefik's provider reads the Gateway API objects, Services and EndpointSlices with. */
+  kubeconfig: string;
+  /** The address Traefik reports in each Gateway's `status.addresses` (where its listeners answer). */
+  statusAddress: string;
+  /** The port of the HTTP entry point; a Gateway listener must name this port to be served. Default: a free one. */
+  httpPort?: number;
+  binary?: string;
+}
+
+export class TraefikGateway {
+  httpPort = 0;
+  private pingPort = 0;
+  private dir = '';
+  private process: ManagedProcess | undefined;
+  private readonly options: TraefikOptions;
+
+  private constructor(options: TraefikOptions) {
+    this.options = options;
+  }
+
+  static async start(options: TraefikOptions): Promise<TraefikGateway> {
+    const gateway = new TraefikGateway(options);
+    await startOrUndo(
+      () => gateway.launch(),
+      () => gateway.stop(),
+    );
+    return gateway;
+  }
+
+  get logPath(): string {
+    return join(this.dir, 'traefik.log');
+  }
+
+  private async launch(): Promise<void> {
+    const binary = this.options.binary ?? (await traefikBinary());
+    this.dir = await mkdtemp(join(tmpdir(), 'staticsite-traefik-'));
+    this.httpPort = this.options.httpPort ?? (await freePort());
+    this.pingPort = await freePort();
+    const args = [
+      `--entryPoints.web.address=:${this.httpPort}`,
+      `--entryPoints.ping.address=127.0.0.1:${this.pingPort}`,
+      '--ping=true',
+      '--ping.entryPoint=ping',
+      '--providers.kubernetesgateway=true',
+      `--providers.kubernetesgateway.statusAddress.ip=${this.options.statusAddress}`,
+      '--providers.kubernetesgateway.throttleDuration=0s',
+      '--log.level=INFO',
+      '--accesslog=true',
+    ];
+    // The provider reads KUBECONFIG when it runs outside a cluster.
+    const env = { ...process.env, KUBECONFIG: this.options.kubeconfig };
+    this.process = new ManagedProcess('traefik', binary, args, this.logPath, env);
+    const proc = this.process;
+    await waitFor(
+      'traefik /ping',
+      30_000,
+      async () => (await fetch(`http://127.0.0.1:${this.pingPort}/ping`)).status === 200,
+      proc,
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.process?.stop();
+    this.process = undefined;
+    if (this.dir && !process.env.KEEP_TRAEFIK_LOGS) await rm(this.dir, { recursive: true, force: true });
+  }
+
+  async tail(lines = 40): Promise<string> {
+    return (await this.process?.tail(lines)) ?? '';
+  }
+}
