@@ -38,6 +38,22 @@ interface Site {
   };
 }
 
+/** A merge patch of a site's content, as a user's edit. */
+async function editContent(cp: ControlPlane, sitePath: string, html: string): Promise<void> {
+  const patched = await cp.admin.patch(
+    sitePath,
+    { spec: { content: html } },
+    { contentType: 'application/merge-patch+json' },
+  );
+  expect(patched.status, patched.text).to.equal(200);
+}
+
+/** `kubectl rollout status` of a Deployment of the system's namespace. */
+async function rolledOut(cp: ControlPlane, deployment: string): Promise<void> {
+  const rollout = await cp.kubectl(['-n', SYSTEM, 'rollout', 'status', `deployment/${deployment}`, '--timeout=240s']);
+  expect(rollout.code, `${rollout.stdout}${rollout.stderr}`).to.equal(0);
+}
+
 /** The external records the controller pods wrote, read from their emptyDir volumes on the node. */
 async function recordFiles(node: RealNode): Promise<string[]> {
   const pods = join(node.dir, 'kubelet', 'pods');
@@ -208,12 +224,7 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
     });
 
     it('serves edited content within 30 s', async () => {
-      const patched = await cp.admin.patch(
-        `${sites}/shop`,
-        { spec: { content: '<h1>shop v2</h1>' } },
-        { contentType: 'application/merge-patch+json' },
-      );
-      expect(patched.status, patched.text).to.equal(200);
+      await editContent(cp, `${sites}/shop`, '<h1>shop v2</h1>');
       const started = Date.now();
       await eventually(
         'the new HTML served',
@@ -260,18 +271,6 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
       return pods.body.items.filter((p) => !p.metadata.deletionTimestamp);
     }
 
-    async function rolledOut(deployment: string): Promise<void> {
-      const rollout = await cp.kubectl([
-        '-n',
-        SYSTEM,
-        'rollout',
-        'status',
-        `deployment/${deployment}`,
-        '--timeout=120s',
-      ]);
-      expect(rollout.code, `${rollout.stdout}${rollout.stderr}`).to.equal(0);
-    }
-
     it('deleting a webhook pod during 200 creates fails none of them', async () => {
       const victim = (await podsOf('staticsite-webhook'))[0]?.metadata.name;
       expect(victim).to.be.a('string');
@@ -302,7 +301,7 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
       await deleted;
       expect(failures).to.deep.equal([]);
       expect(statuses.length).to.equal(200);
-      await rolledOut('staticsite-webhook');
+      await rolledOut(cp, 'staticsite-webhook');
     });
 
     it('killing the controller leader pod: the other takes over within the lease, with one record', async () => {
@@ -356,7 +355,7 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
         120_000,
       );
       expect(await recordsOfSite()).to.have.length(1);
-      await rolledOut('staticsite-controller');
+      await rolledOut(cp, 'staticsite-controller');
       await cp.admin.delete(`${drillSites}/leader-drill`);
     });
 
@@ -508,15 +507,7 @@ spec:
       expect(programmed.code, `${programmed.stderr}\n${await traefik.tail()}`).to.equal(0);
       const overlay = await cp.kubectl(['apply', '-k', packageFile('manifests', 'overlays', 'gateway')]);
       expect(overlay.code, overlay.stderr).to.equal(0);
-      const rollout = await cp.kubectl([
-        '-n',
-        SYSTEM,
-        'rollout',
-        'status',
-        'deployment/staticsite-controller',
-        '--timeout=240s',
-      ]);
-      expect(rollout.code, `${rollout.stdout}${rollout.stderr}`).to.equal(0);
+      await rolledOut(cp, 'staticsite-controller');
       await cp.ensureNamespace(GW_NS);
     });
 
@@ -574,12 +565,7 @@ spec:
     });
 
     it('edited content is served through the gateway', async () => {
-      const patched = await cp.admin.patch(
-        `${gwSites}/front`,
-        { spec: { content: '<h1>front v2</h1>' } },
-        { contentType: 'application/merge-patch+json' },
-      );
-      expect(patched.status, patched.text).to.equal(200);
+      await editContent(cp, `${gwSites}/front`, '<h1>front v2</h1>');
       await eventually(
         'the new HTML through the gateway',
         async () => (await throughGateway(`front.${GW_NS}.sites.staticsite.dev`))?.body === '<h1>front v2</h1>',
