@@ -110,6 +110,11 @@ const CONTROLLER = new CommandLine('controller', {
     help: "the Gateway's listener (sectionName) the routes attach to; default every listener",
     detail: true,
   },
+  'ingress-class': {
+    type: 'string',
+    value: 'NAME',
+    help: 'instead of --gateway: an Ingress per site of this IngressClass; a site is Ready, with its URL, once its ingress controller reports an address',
+  },
 });
 
 export const usage = CONTROLLER.synopsis();
@@ -172,15 +177,27 @@ function controllerOptions(flags: ControllerFlags): ControllerProcessOptions & {
     shutdownGraceMs: duration('--shutdown-grace', flags['shutdown-grace']),
     watchDownThresholdMs: duration('--watch-down-threshold', flags['watch-down-threshold']),
     identity: flags.identity,
-    ...gatewayOption(flags),
+    ...exposureOptions(flags),
   };
 }
 
-/** `--gateway NAMESPACE/NAME` and `--gateway-section NAME`; the section alone is a usage error. */
-function gatewayOption(flags: ControllerFlags): { gateway?: GatewayRef } {
+/**
+ * `--gateway NAMESPACE/NAME` and `--gateway-section NAME`, or `--ingress-class NAME`: a site is exposed
+ * one way. The section alone, or both ways, is a usage error.
+ */
+function exposureOptions(flags: ControllerFlags): { gateway?: GatewayRef; ingressClass?: string } {
+  const ingressClass = flags['ingress-class'];
+  if (ingressClass !== undefined) {
+    if (flags.gateway !== undefined) {
+      throw new UsageError('--gateway and --ingress-class exclude each other: a site is exposed through one of them');
+    }
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ingressClass) || ingressClass.length > 253) {
+      throw new UsageError(`--ingress-class: "${ingressClass}" is not an IngressClass name (a DNS-1123 subdomain)`);
+    }
+  }
   if (flags.gateway === undefined) {
     if (flags['gateway-section'] !== undefined) throw new UsageError('--gateway-section needs --gateway');
-    return {};
+    return ingressClass === undefined ? {} : { ingressClass };
   }
   try {
     return { gateway: parseGatewayRef(flags.gateway, flags['gateway-section']) };

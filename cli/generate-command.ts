@@ -1,7 +1,14 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { buildCrd, policyObjects } from '../api/index.ts';
-import { childRules, controllerRules } from '../controller/rbac.ts';
+import {
+  type ChildRegistry,
+  childRules,
+  controllerRules,
+  gatewayModeRules,
+  type PolicyRule,
+} from '../controller/rbac.ts';
+import { ingressChild } from '../controller/reconcile/ingress.ts';
 import { httpRouteChild } from '../controller/reconcile/route.ts';
 import { crdYaml, yaml } from './crd-yaml.ts';
 import { CommandLine, subcommand } from './flags.ts';
@@ -39,14 +46,13 @@ function controllerRole(namespace?: string) {
   };
 }
 
-/** manifests/overlays/gateway: the HTTPRoute child's grant (the Gateway named is irrelevant to RBAC). */
-function routeRbac(): string {
-  const name = 'staticsite-controller-routes';
+/** A ClusterRole of `rules` and its binding to the controller's ServiceAccount, as one YAML stream. */
+function boundClusterRole(name: string, rules: PolicyRule[]): string {
   const role = {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: { name, labels: LABELS },
-    rules: childRules([httpRouteChild({ namespace: '', name: '' }, '')]),
+    rules,
   };
   const binding = {
     apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -57,6 +63,14 @@ function routeRbac(): string {
   };
   return `${yaml(role)}---\n${yaml(binding)}`;
 }
+
+/** manifests/overlays/gateway: the HTTPRoute child's grant and reading Gateways (the Gateway named is irrelevant to RBAC). */
+const routeRbac = () =>
+  boundClusterRole('staticsite-controller-routes', gatewayModeRules([httpRouteChild({ namespace: '', name: '' }, '')]));
+
+/** manifests/overlays/ingress: the Ingress child's grant (the class named is irrelevant to RBAC). */
+const ingressRbac = () =>
+  boundClusterRole('staticsite-controller-ingresses', childRules([ingressChild('', '')] as ChildRegistry));
 
 /** The files `npm run generate` owns, relative to the manifests directory, with their content. */
 export function generatedManifests(): Map<string, string> {
@@ -71,6 +85,7 @@ export function generatedManifests(): Map<string, string> {
     // the single-namespace overlay's namespace (its kustomization.yaml says how to change it)
     ['overlays/single-namespace/controller-role.yaml', RBAC_HEADER + yaml(controllerRole('sites'))],
     ['overlays/gateway/controller-routes-rbac.yaml', RBAC_HEADER + routeRbac()],
+    ['overlays/ingress/controller-ingress-rbac.yaml', RBAC_HEADER + ingressRbac()],
     [
       'policies/policies.yaml',
       HEADER +

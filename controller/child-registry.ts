@@ -1,5 +1,6 @@
 import type { KubeObject } from '../kube/objects.ts';
 import { type ChildKind, configMapChild, deploymentChild, INSTANCE_LABEL, serviceChild } from './reconcile/children.ts';
+import { ingressChild } from './reconcile/ingress.ts';
 import { ownerKey } from './reconcile/ownership.ts';
 import { type GatewayRef, httpRouteChild } from './reconcile/route.ts';
 
@@ -21,13 +22,17 @@ export const CHILDREN: ChildRegistry = [configMapChild, deploymentChild, service
 
 /**
  * The registry a controller runs with: CHILDREN, plus an HTTPRoute to `gateway` when `--gateway` is set
- * and the cluster serves the Gateway API (docs/exposing-sites.md).
+ * and the cluster serves the Gateway API, or an Ingress of `ingressClass` with `--ingress-class`
+ * (docs/exposing-sites.md).
  */
 export function childRegistry(
   gateway: { ref: GatewayRef; served: boolean } | undefined,
   baseDomain: string,
+  ingressClass?: string,
 ): ChildRegistry {
-  return gateway?.served ? [...CHILDREN, httpRouteChild(gateway.ref, baseDomain) as ChildKind] : CHILDREN;
+  if (gateway?.served) return [...CHILDREN, httpRouteChild(gateway.ref, baseDomain) as ChildKind];
+  if (ingressClass) return [...CHILDREN, ingressChild(ingressClass, baseDomain) as ChildKind];
+  return CHILDREN;
 }
 
 /** What the controller does to every child kind: list and watch it, create and update it, get it on a 409. */

@@ -1,6 +1,6 @@
 import { type StaticSiteV1, siteHostname } from '../api/index.ts';
 import type { ChangeType, Informer } from '../kube/informer.ts';
-import { type KubeObject, type Lease, objectKey } from '../kube/objects.ts';
+import { type Gateway, type KubeObject, type Lease, objectKey } from '../kube/objects.ts';
 import { type ChildKind, childOwner } from './child-registry.ts';
 import { claimHostname } from './claims/hostname-claims.ts';
 import { OwnWrites } from './own-writes.ts';
@@ -22,6 +22,8 @@ export interface WatchedInformers {
   children: readonly ChildInformer[];
   /** The hostname claims in the controller's namespace. */
   claims?: Pick<Informer<Lease>, 'onChange'>;
+  /** With --gateway: the one Gateway the routes attach to, whose addresses the records point at. */
+  gateway?: Pick<Informer<Gateway>, 'onChange'>;
 }
 
 export interface EventHandlersOptions {
@@ -57,6 +59,7 @@ export class EventHandlers {
     }
     this.sites = informers.sites;
     informers.claims?.onChange((type, claim) => this.onClaimChange(type, claim));
+    informers.gateway?.onChange((type, gateway, old) => this.onGatewayChange(type, gateway, old));
   }
 
   onSiteChange(type: ChangeType, site: StaticSiteV1): void {
@@ -75,6 +78,13 @@ export class EventHandlers {
     for (const site of this.sites.list()) {
       if (siteHostname(site, this.baseDomain) === hostname) this.queue.add(objectKey(site));
     }
+  }
+
+  /** The Gateway's addresses changed (or it came or went): every site's record points there, so every site is queued. */
+  onGatewayChange(type: ChangeType, gateway: Gateway, old?: Gateway): void {
+    const addresses = (g: Gateway | undefined) => JSON.stringify(g?.status?.addresses ?? []);
+    if (type === 'update' && addresses(gateway) === addresses(old)) return;
+    for (const site of this.sites?.list() ?? []) this.queue.add(objectKey(site));
   }
 
   onChildChange(kind: ChildKind, type: ChangeType, object: KubeObject): void {

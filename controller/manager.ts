@@ -5,10 +5,10 @@ import type { KubeApi } from '../kube/api-client.ts';
 import { errorMessage } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
 import { Informer } from '../kube/informer.ts';
-import type { KubeObject, Lease } from '../kube/objects.ts';
+import type { Gateway, KubeObject, Lease } from '../kube/objects.ts';
 import { type Check, PING } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
-import { LEASES, type ResourceType } from '../kube/resources.ts';
+import { GATEWAYS, LEASES, type ResourceType } from '../kube/resources.ts';
 import { CHILDREN, type ChildKind, type ChildRegistry } from './child-registry.ts';
 import { CLAIM_SELECTOR, HostnameClaims } from './claims/hostname-claims.ts';
 import { Controller } from './controller.ts';
@@ -90,6 +90,8 @@ export class ControllerManager {
   /** The child kinds, in the registry's order, each with its informer. */
   readonly children: readonly WatchedChild[];
   readonly claims: Informer<Lease>;
+  /** With --gateway (and the Gateway API served): the one Gateway, for the addresses the records point at. */
+  readonly gateway: Informer<Gateway> | undefined;
   readonly elector: LeaseElector | undefined;
   private readonly deps: ManagerDeps;
   private readonly config: ManagerConfig;
@@ -111,6 +113,14 @@ export class ControllerManager {
       namespace: config.claimsNamespace,
       name: 'hostname-claims',
     });
+    const gateway = config.gateway?.served ? config.gateway.ref : undefined;
+    this.gateway =
+      gateway &&
+      this.informer<Gateway>({
+        type: GATEWAYS,
+        namespace: gateway.namespace,
+        fieldSelector: `metadata.name=${gateway.name}`,
+      });
     metrics.watchInformers(() => this.informers().map((i) => i.health()));
 
     // One record of our own writes: the reconciler adds to it, the event handlers skip their echoes.
@@ -121,6 +131,7 @@ export class ControllerManager {
       children: this.children.map(({ kind, informer }) => ({ kind, cache: informer })),
       records: deps.records,
       claims: new HostnameClaims({ api, namespace: config.claimsNamespace, cache: this.claims }),
+      gateways: this.gateway,
       events: deps.events,
       clock,
       logger,
@@ -133,7 +144,12 @@ export class ControllerManager {
     );
     this.queue = this.controller.queue;
     this.handlers = new EventHandlers(this.queue, { baseDomain: config.baseDomain, writes });
-    this.handlers.register({ sites: this.sites, children: this.children, claims: this.claims });
+    this.handlers.register({
+      sites: this.sites,
+      children: this.children,
+      claims: this.claims,
+      gateway: this.gateway,
+    });
     if (config.excludedNamespaces?.includes(config.namespace)) {
       logger.warn(
         { namespace: config.namespace, excluded: config.excludedNamespaces },
@@ -147,6 +163,7 @@ export class ControllerManager {
   private informer<T extends KubeObject>(what: {
     type: ResourceType;
     labelSelector?: string;
+    fieldSelector?: string;
     namespace?: string;
     name?: string;
   }): Informer<T> {
@@ -157,6 +174,7 @@ export class ControllerManager {
       type: what.type,
       namespace: what.namespace ?? this.config.namespace,
       labelSelector: what.labelSelector,
+      fieldSelector: what.fieldSelector,
       clock,
       logger,
       observer: metrics.informerObserver(),
@@ -185,6 +203,7 @@ export class ControllerManager {
       this.sites,
       ...this.children.map((child) => child.informer),
       this.claims,
+      ...(this.gateway ? [this.gateway] : []),
     ] as unknown as Informer<KubeObject>[];
   }
 

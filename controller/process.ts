@@ -49,6 +49,8 @@ export interface ControllerProcessOptions {
   identity?: string;
   /** `--gateway` (and `--gateway-section`): an HTTPRoute per site to this Gateway. */
   gateway?: GatewayRef;
+  /** `--ingress-class`: an Ingress per site, of this class. */
+  ingressClass?: string;
 }
 
 export interface RunningController {
@@ -71,6 +73,7 @@ function managerConfig(options: ControllerProcessOptions, ownNamespace: string):
     watchDownThresholdMs: options.watchDownThresholdMs,
     shutdownGraceMs: options.shutdownGraceMs,
     baseDomain: options.baseDomain,
+    ingressClass: options.ingressClass,
     image: options.image,
     port: options.sitePort,
     identity: options.identity,
@@ -115,7 +118,8 @@ function checkStartup(api: KubeApi, options: ControllerProcessOptions, config: M
         leaderElectionNamespace: config.leaderElection?.namespace,
         createClaimsNamespace: options.createClaimsNamespace ?? false,
         secureMetrics: options.metricsSecurity !== undefined,
-        children: childRegistry(config.gateway, config.baseDomain),
+        children: childRegistry(config.gateway, config.baseDomain, config.ingressClass),
+        gatewayNamespace: config.gateway?.served ? config.gateway.ref.namespace : undefined,
       }),
     // Its own clock with ref'd timers: while it waits for the API server nothing else holds the process open.
     { clock: new SystemClock({ unrefTimers: false }), logger },
@@ -175,7 +179,7 @@ export async function startController(
     component: 'staticsite-controller',
     instance: options.identity ?? 'staticsite-controller',
   });
-  const children = childRegistry(config.gateway, config.baseDomain);
+  const children = childRegistry(config.gateway, config.baseDomain, config.ingressClass);
   const manager = new ControllerManager({ api, clock, logger, metrics, records, events, logContext, children }, config);
   const servers = await startObservabilityServers(
     {

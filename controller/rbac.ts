@@ -1,6 +1,8 @@
 import { STATICSITES } from '../api/index.ts';
-import { EVENTS, type ResourceType } from '../kube/resources.ts';
+import { EVENTS, GATEWAYS, type ResourceType } from '../kube/resources.ts';
 import { CHILD_VERBS, CHILDREN, type ChildRegistry } from './child-registry.ts';
+
+export type { ChildRegistry } from './child-registry.ts';
 
 /** One permission, as a SelfSubjectAccessReview asks for it. */
 export interface Permission {
@@ -73,10 +75,24 @@ export function controllerRules(children: ChildRegistry = CHILDREN): PolicyRule[
   return policyRules(watchedNamespacePermissions('', children));
 }
 
-/**
- * The rules for `children` alone (what `--gateway` adds: manifests/overlays/gateway grants them beside
- * the ClusterRole of the registry's fixed kinds).
- */
+/** The rules for `children` alone, cluster-wide (what `--ingress-class` adds: manifests/overlays/ingress). */
 export function childRules(children: ChildRegistry): PolicyRule[] {
-  return policyRules(children.flatMap((kind) => CHILD_VERBS.map((verb) => ({ verb, type: kind.type, namespace: '' }))));
+  return policyRules(childPermissions(children));
+}
+
+function childPermissions(children: ChildRegistry): Permission[] {
+  return children.flatMap((kind) => CHILD_VERBS.map((verb) => ({ verb, type: kind.type, namespace: '' })));
+}
+
+/** With --gateway: reading the Gateway (in `namespace`) whose addresses the records point at. */
+export function gatewayReadPermissions(namespace: string): Permission[] {
+  return ['get', 'list', 'watch'].map((verb) => ({ verb, type: GATEWAYS, namespace }));
+}
+
+/**
+ * What `--gateway` adds (manifests/overlays/gateway grants it beside the ClusterRole of the registry's
+ * fixed kinds): the rules for `children` (the HTTPRoute), and reading Gateways.
+ */
+export function gatewayModeRules(children: ChildRegistry): PolicyRule[] {
+  return policyRules([...childPermissions(children), ...gatewayReadPermissions('')]);
 }

@@ -6,7 +6,7 @@ import { apiVersionOf, LEASES, type ResourceType, SUBJECT_ACCESS_REVIEWS, TOKEN_
 import type { ChildRegistry } from './child-registry.ts';
 import { LEASE_NAME } from './manager.ts';
 import type { Logger } from './observability/logger.ts';
-import { type Permission, watchedNamespacePermissions } from './rbac.ts';
+import { gatewayReadPermissions, type Permission, watchedNamespacePermissions } from './rbac.ts';
 
 export type { Permission } from './rbac.ts';
 
@@ -24,6 +24,8 @@ export interface StartupNeeds {
   secureMetrics?: boolean;
   /** The child kinds it owns; default the registry's (CHILDREN). */
   children?: ChildRegistry;
+  /** With --gateway and the Gateway API served: the namespace of the Gateway it reads. */
+  gatewayNamespace?: string;
 }
 
 /** Thrown when a start-up dependency is missing: its message names each problem and its fix. */
@@ -46,6 +48,7 @@ export function requiredPermissions(needs: StartupNeeds): Permission[] {
       namespace: needs.claimsNamespace,
     })),
   ];
+  if (needs.gatewayNamespace !== undefined) permissions.push(...gatewayReadPermissions(needs.gatewayNamespace));
   if (needs.secureMetrics) {
     for (const type of [TOKEN_REVIEWS, SUBJECT_ACCESS_REVIEWS])
       permissions.push({ verb: 'create', type, namespace: '' });

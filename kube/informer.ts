@@ -24,6 +24,8 @@ export interface InformerOptions {
   /** Empty: all namespaces. */
   namespace: string;
   labelSelector?: string;
+  /** One object by name (`metadata.name=NAME`), as client-go's field-selected informers watch. */
+  fieldSelector?: string;
   clock: Clock;
   logger: Logger;
   observer?: InformerObserver;
@@ -169,7 +171,7 @@ export class Informer<T extends KubeObject> {
 
   /** A full, paginated list; replaces the cache and reports every key. Returns the list's resourceVersion. */
   private async relist(signal: AbortSignal): Promise<string> {
-    const { api, type, namespace, labelSelector } = this.options;
+    const { api, type, namespace, labelSelector, fieldSelector } = this.options;
     const items: T[] = [];
     let cont: string | undefined;
     let resourceVersion = '';
@@ -177,7 +179,7 @@ export class Informer<T extends KubeObject> {
       const page = await api.list<T>(
         type,
         namespace,
-        { labelSelector, limit: this.options.pageSize ?? 500, continue: cont },
+        { labelSelector, fieldSelector, limit: this.options.pageSize ?? 500, continue: cont },
         { signal },
       );
       for (const item of page.items) items.push(item);
@@ -204,7 +206,7 @@ export class Informer<T extends KubeObject> {
     resourceVersion: string,
     signal: AbortSignal,
   ): Promise<{ resourceVersion: string; events: number; lastedMs: number; idle: boolean }> {
-    const { api, type, namespace, labelSelector, clock } = this.options;
+    const { api, type, namespace, labelSelector, fieldSelector, clock } = this.options;
     const started = clock.now();
     const connection = new AbortController();
     const stopConnection = () => connection.abort();
@@ -227,7 +229,7 @@ export class Informer<T extends KubeObject> {
       const stream = await api.watch(
         type,
         namespace,
-        { labelSelector, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds },
+        { labelSelector, fieldSelector, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds },
         connection.signal,
       );
       if (stream.status !== 200 || !stream.lines) {

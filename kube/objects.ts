@@ -172,6 +172,25 @@ export interface HTTPRoute extends KubeObject {
   };
 }
 
+/** networking.k8s.io/v1 Ingress: the fields this project reads and writes. */
+export interface Ingress extends KubeObject {
+  spec?: {
+    ingressClassName?: string;
+    rules?: Array<Record<string, unknown>>;
+    [key: string]: unknown;
+  };
+  status?: {
+    loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> };
+  };
+}
+
+/** gateway.networking.k8s.io/v1 Gateway: what this project reads of it, the addresses it serves at. */
+export interface Gateway extends KubeObject {
+  status?: {
+    addresses?: Array<{ type?: string; value: string }>;
+  };
+}
+
 export interface Lease extends KubeObject {
   spec?: {
     holderIdentity?: string;

@@ -22,6 +22,9 @@ export const LEASES = resource('coordination.k8s.io/v1', 'leases', 'Lease');
 export const SECRETS = resource('v1', 'secrets', 'Secret');
 /** Gateway API (sigs.k8s.io/gateway-api, standard channel): the route a site is reached by. */
 export const HTTPROUTES = resource('gateway.networking.k8s.io/v1', 'httproutes', 'HTTPRoute');
+export const GATEWAYS = resource('gateway.networking.k8s.io/v1', 'gateways', 'Gateway');
+/** The older way in (`--ingress-class`): an Ingress per site. */
+export const INGRESSES = resource('networking.k8s.io/v1', 'ingresses', 'Ingress');
 
 /** What a secure metrics server asks the API server (kube/metrics-auth.ts). */
 export const TOKEN_REVIEWS = resource('authentication.k8s.io/v1', 'tokenreviews', 'TokenReview', false);

@@ -2,15 +2,24 @@ import { FINALIZER, STATICSITES, type StaticSiteV1, siteHostname } from '../../a
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
 import { type Clock, formatTime } from '../../kube/clock.ts';
-import { type Deployment, type HTTPRoute, type KubeObject, objectKey, splitKey } from '../../kube/objects.ts';
-import { DEPLOYMENTS, HTTPROUTES } from '../../kube/resources.ts';
+import {
+  type Deployment,
+  type Gateway,
+  type HTTPRoute,
+  type Ingress,
+  type KubeObject,
+  objectKey,
+  splitKey,
+} from '../../kube/objects.ts';
+import { DEPLOYMENTS, HTTPROUTES, INGRESSES } from '../../kube/resources.ts';
 import type { ClaimVerdict, HostnameClaims } from '../claims/hostname-claims.ts';
 import type { EventRecorder, EventType } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
 import { OwnWrites } from '../own-writes.ts';
-import type { ExternalRecord, RecordStore } from '../records/record-store.ts';
+import { describeTarget, type ExternalRecord, type RecordStore, recordSets } from '../records/record-store.ts';
 import { type ChildKind, type ChildOptions, childName } from './children.ts';
 import { type ChildLookup, type EnsureResult, ensureChild } from './ensure.ts';
+import { ingressAddresses, ingressReadiness } from './ingress.ts';
 import { describeGateway, type GatewayRef, routeReadiness } from './route.ts';
 import { desiredStatus, type Readiness, statusUnchanged } from './status.ts';
 
@@ -40,6 +49,11 @@ export interface ReconcilerConfig extends ChildOptions {
    * it. `served` false: the cluster has no HTTPRoute API, which every site's Ready says.
    */
   gateway?: { ref: GatewayRef; served: boolean };
+  /**
+   * `--ingress-class`: each site has an Ingress of this class (a child kind of the registry), and is
+   * Ready, with a URL in status, only once its ingress controller reports an address for it.
+   */
+  ingressClass?: string;
 }
 
 /** A child kind of the registry (controller/child-registry.ts) and the cache ensure reads it from. */
@@ -61,6 +75,8 @@ export interface ReconcilerDeps {
   records: RecordStore;
   /** Hostname claims: a site publishes a record only for a hostname it holds. */
   claims: HostnameClaims;
+  /** With --gateway: the Gateway's informer, whose status.addresses the records point at. */
+  gateways?: ChildLookup<Gateway>;
   events: EventRecorder;
   clock: Clock;
   logger: Logger;
@@ -123,14 +139,25 @@ function serverWords(error: unknown): string {
   return error instanceof ApiError ? error.serverMessage : errorMessage(error);
 }
 
-export function externalRecordFor(site: StaticSiteV1, baseDomain: string): ExternalRecord {
+/** The site's external record; behind a Gateway (`gateway`, with the Gateway as read), pointing at its addresses. */
+export function externalRecordFor(
+  site: StaticSiteV1,
+  baseDomain: string,
+  gateway?: { ref: GatewayRef; object: Gateway | undefined },
+): ExternalRecord {
   const { name, namespace } = site.metadata;
-  return {
+  const record: ExternalRecord = {
     hostname: siteHostname(site, baseDomain),
     service: `${childName(site)}.${namespace}.svc.cluster.local`,
     port: 80,
     site: `${namespace}/${name}`,
   };
+  if (!gateway) return record;
+  const addresses = (gateway.object?.status?.addresses ?? []).map((a) => ({
+    type: a.type ?? 'IPAddress',
+    value: a.value,
+  }));
+  return { ...record, via: { kind: 'Gateway', name: `${gateway.ref.namespace}/${gateway.ref.name}`, addresses } };
 }
 
 /**
@@ -285,18 +312,20 @@ export class SiteReconciler {
     const children = await this.ensureChildren(site, signal);
     this.emit(site, children);
     const outcomes: StepOutcome[] = [children];
+    const route = this.exposureProblem(children.objects);
     if (!children.failed) {
-      const record = externalRecordFor(site, this.deps.config.baseDomain);
+      const record = this.externalRecord(site, children.objects);
       // The hostname first: a record is published, or kept, only for a hostname this site holds.
       const claim = await this.claimHostname(key, site, record.hostname, signal);
       this.emit(site, claim);
-      const blocked = children.problems.length > 0 || claim.problems.length > 0;
+      // Behind a Gateway or an Ingress the name points there: only once it serves the site.
+      const blocked = children.problems.length > 0 || claim.problems.length > 0 || route !== undefined;
       const published = await this.convergeRecord({ key, site, record, verdict: claim.verdict, blocked }, signal);
       this.emit(site, published);
       outcomes.push(claim, published);
     }
     const problems = outcomes.flatMap((o) => o.problems);
-    await this.writePassStatus(site, { children, problems }, signal);
+    await this.writePassStatus(site, { children, problems, route }, signal);
     if (children.failed) throw children.failed.error;
     // A lost hostname is no failure of ours: the site waits, without backoff, for the holder to let
     // go; the claim's deletion re-queues it (event handlers), the resync is the safety net.
@@ -307,6 +336,24 @@ export class SiteReconciler {
     if (failures.length > 0) throw new ReconcileProblem(failures.join('; '));
     if (children.terminating) return { requeueAfterMs: this.deps.config.terminatingRequeueMs ?? 1000 };
     return {};
+  }
+
+  /**
+   * The site's record: with --gateway (and the Gateway API served), at the Gateway's addresses; with
+   * --ingress-class, at its Ingress's.
+   */
+  private externalRecord(site: StaticSiteV1, children: Map<string, KubeObject>): ExternalRecord {
+    const { config, gateways } = this.deps;
+    if (config.ingressClass) {
+      const record = externalRecordFor(site, config.baseDomain);
+      const ingress = children.get(INGRESSES.kind) as Ingress | undefined;
+      const name = `${site.metadata.namespace}/${childName(site)}`;
+      return { ...record, via: { kind: 'Ingress', name, addresses: ingressAddresses(ingress) } };
+    }
+    const gateway = config.gateway?.served ? config.gateway.ref : undefined;
+    if (!gateway) return externalRecordFor(site, config.baseDomain);
+    const object = gateways?.get(`${gateway.namespace}/${gateway.name}`);
+    return externalRecordFor(site, config.baseDomain, { ref: gateway, object });
   }
 
   private emit(site: StaticSiteV1, outcome: StepOutcome): void {
@@ -383,9 +430,10 @@ export class SiteReconciler {
     const { key, site, record } = pass;
     const outcome = stepOutcome();
     try {
+      recordSets(record); // a Gateway without an address fails here, for every store alike
       const published = await this.deps.records.publish(key, record);
       if (published !== 'unchanged') {
-        outcome.events.push(normal('RecordPublished', `Published ${record.hostname} -> ${record.service}`));
+        outcome.events.push(normal('RecordPublished', `Published ${record.hostname} -> ${describeTarget(record)}`));
       }
     } catch (error) {
       const message = `publishing the external record ${record.hostname} failed: ${errorMessage(error)}`;
@@ -461,16 +509,23 @@ export class SiteReconciler {
    */
   private async writePassStatus(
     site: StaticSiteV1,
-    pass: { children: ChildrenOutcome; problems: Readiness[] },
+    pass: { children: ChildrenOutcome; problems: Readiness[]; route: Readiness | undefined },
     signal?: AbortSignal,
   ): Promise<void> {
     const { failed, objects } = pass.children;
     if (failed && !failed.problem) return;
     const deployment = objects.get(DEPLOYMENTS.kind) as Deployment | undefined;
-    const route = this.routeProblem(objects.get(HTTPROUTES.kind) as HTTPRoute | undefined);
+    const { route } = pass;
     const problem = failed ? failed.problem : (pass.problems[0] ?? route);
     const written = this.writeStatus(site, { deployment, problem, reachable: route === undefined }, signal);
     await (failed ? written.catch(() => {}) : written);
+  }
+
+  /** Why the site cannot be reached by its hostname yet, through its route or its Ingress; undefined when it can. */
+  private exposureProblem(children: Map<string, KubeObject>): Readiness | undefined {
+    const { ingressClass } = this.deps.config;
+    if (ingressClass) return ingressReadiness(children.get(INGRESSES.kind) as Ingress | undefined, ingressClass);
+    return this.routeProblem(children.get(HTTPROUTES.kind) as HTTPRoute | undefined);
   }
 
   /**

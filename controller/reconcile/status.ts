@@ -7,7 +7,7 @@ export const PROGRESSING = 'Progressing';
 export const DEGRADED = 'Degraded';
 
 /** The Ready reasons of a rollout under way: the site is Progressing, not Degraded. */
-const IN_PROGRESS: ReadonlySet<ReadyReason> = new Set(['RollingOut', 'PodsNotReady', 'RoutePending']);
+const IN_PROGRESS: ReadonlySet<ReadyReason> = new Set(['RollingOut', 'PodsNotReady', 'RoutePending', 'IngressPending']);
 
 /** Why a site is or is not Ready. */
 export type ReadyReason =
@@ -24,6 +24,8 @@ export type ReadyReason =
   | 'RoutePending'
   | 'RouteNotAccepted'
   | 'RouteRefsNotResolved'
+  /** --ingress-class: the ingress controller has not reported an address for the site's Ingress yet. */
+  | 'IngressPending'
   /** --gateway is set and the cluster serves no Gateway API HTTPRoute. */
   | 'GatewayAPIMissing';
 

@@ -17,6 +17,11 @@ export interface BindOptions {
   port?: number;
   /** BIND's transfer-message-size (bytes, 512 and up): small splits a zone transfer into many messages. */
   transferMessageSize?: number;
+  /**
+   * Also listen on this address (one pods reach, such as the node's), answering queries from
+   * anywhere; updates and transfers still need the key.
+   */
+  listenAddress?: string;
 }
 
 /**
@@ -34,12 +39,14 @@ export class BindServer {
   private log = '';
   private readonly requestedPort: number | undefined;
   readonly transferMessageSize: number | undefined;
+  readonly listenAddress: string | undefined;
 
   constructor(options: BindOptions = {}) {
     this.zone = options.zone ?? 'sites.staticsite.dev';
     this.keyName = options.keyName ?? 'staticsite-controller';
     this.requestedPort = options.port;
     this.transferMessageSize = options.transferMessageSize;
+    this.listenAddress = options.listenAddress;
   }
 
   get keyFile(): string {
@@ -143,9 +150,9 @@ export class BindServer {
   }
 
   /** `dig +short` for one name and type, as a user would query the server. */
-  async dig(name: string, type: 'CNAME' | 'TXT' | 'ANY'): Promise<string[]> {
+  async dig(name: string, type: 'A' | 'AAAA' | 'CNAME' | 'TXT' | 'ANY', server = '127.0.0.1'): Promise<string[]> {
     const { stdout } = await run(await which('dig'), [
-      '@127.0.0.1',
+      `@${server}`,
       '-p',
       String(this.port),
       '+short',
@@ -179,6 +186,7 @@ export interface BindConfig {
   secret: Buffer;
   port: number;
   transferMessageSize?: number;
+  listenAddress?: string;
 }
 
 /** A key file as `tsig-keygen -a hmac-sha256 NAME` writes it. */
@@ -193,7 +201,8 @@ function keyFileText(keyName: string, secret: Buffer): string {
  * compose (`local dns-config`) run named on these files.
  */
 export async function writeBindConfig(dir: string, config: BindConfig): Promise<void> {
-  const { zone, keyName, secret, port, transferMessageSize } = config;
+  const { zone, keyName, secret, port, transferMessageSize, listenAddress } = config;
+  const listen = listenAddress ? `127.0.0.1; ${listenAddress};` : '127.0.0.1;';
   const keyFile = join(dir, 'tsig.key');
   await writeFile(keyFile, keyFileText(keyName, secret), { mode: 0o644 });
   await writeFile(
@@ -207,8 +216,8 @@ export async function writeBindConfig(dir: string, config: BindConfig): Promise<
       'options {',
       `  directory "${dir}"; pid-file "${join(dir, 'named.pid')}";`,
       `  session-keyfile "${join(dir, 'session.key')}"; managed-keys-directory "${dir}";`,
-      `  listen-on port ${port} { 127.0.0.1; }; listen-on-v6 { none; };`,
-      '  recursion no; dnssec-validation no; notify no; allow-query { 127.0.0.1; };',
+      `  listen-on port ${port} { ${listen} }; listen-on-v6 { none; };`,
+      `  recursion no; dnssec-validation no; notify no; allow-query { ${listenAddress ? 'any' : '127.0.0.1'}; };`,
       ...(transferMessageSize ? [`  transfer-message-size ${transferMessageSize};`] : []),
       '};',
       'controls { };',

@@ -2,8 +2,8 @@
  * `staticsite controller --gateway`: an HTTPRoute per site, on a real control plane with Gateway API
  * v1.6.3's standard CRDs, the controller running as its ServiceAccount with the RBAC of
  * manifests/controller and manifests/overlays/gateway. No Gateway implementation runs here: the test
- * writes the route's status as a Gateway writes it (Accepted, ResolvedRefs) and checks what the
- * controller makes of it.
+ * writes the route's status as a Gateway writes it (Accepted, ResolvedRefs), and the Gateway's
+ * status.addresses, and checks what the controller makes of them: Ready, the URL, the record.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -61,6 +61,27 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
     const res = await cp.admin.get<Route>(`${ROUTES}/${name}`);
     return res.status === 200 ? res.body : undefined;
   };
+  /** What a Gateway implementation writes on its Gateway once it has addresses. */
+  const gatewayAt = async (...addresses: Array<{ type: string; value: string }>) => {
+    const gateway = (await cp.admin.get<Route>(`${GATEWAYS}/public`)).body;
+    const res = await cp.admin.put(`${GATEWAYS}/public/status`, { ...gateway, status: { addresses } });
+    expect(res.status, res.text).to.equal(200);
+  };
+  const readRecord = async (name: string) => {
+    try {
+      return JSON.parse(await readFile(join(recordsDir, `${NS}_${name}.json`), 'utf8')) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+  };
+  const recordOf = (name: string, addresses: Array<{ type: string; value: string }>) => ({
+    hostname: `${name}.${NS}.sites.staticsite.dev`,
+    service: `${name}.${NS}.svc.cluster.local`,
+    port: 80,
+    site: `${NS}/${name}`,
+    via: { kind: 'Gateway', name: `${NS}/public`, addresses },
+  });
+
   /** What a Gateway implementation writes on the route it processed. */
   const gatewaySays = async (name: string, accepted: Condition, resolved?: Condition) => {
     const route = (await getRoute(name)) as Route;
@@ -192,6 +213,17 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
       { type: 'Accepted', status: 'True', reason: 'Accepted', message: 'Route is accepted' },
       { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: 'Resolved all the Object references' },
     );
+    // Accepted, but the Gateway has no address yet: nothing to point the name at.
+    const noAddress = await eventually('Ready=False RecordFailed', async () => {
+      const s = await getSite('hello');
+      return ready(s)?.reason === 'RecordFailed' ? s : undefined;
+    });
+    expect(ready(noAddress)?.message).to.equal(
+      `publishing the external record hello.${NS}.sites.staticsite.dev failed: Gateway ${NS}/public has no IP address or hostname in status.addresses`,
+    );
+    expect(await readRecord('hello')).to.equal(undefined);
+    const addresses = [{ type: 'IPAddress', value: '192.0.2.10' }];
+    await gatewayAt(...addresses);
     const live = await eventually(
       'Ready=True',
       async () => {
@@ -201,6 +233,19 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
       90_000,
     );
     expect(live.status?.url).to.equal(`http://hello.${NS}.sites.staticsite.dev/`);
+    expect(await readRecord('hello')).to.deep.equal(recordOf('hello', addresses));
+  });
+
+  it("the Gateway's addresses change: the record follows", async () => {
+    const addresses = [
+      { type: 'IPAddress', value: '192.0.2.20' },
+      { type: 'IPAddress', value: '2001:db8::20' },
+    ];
+    await gatewayAt(...addresses);
+    await eventually(
+      'the record at the new addresses',
+      async () => JSON.stringify(await readRecord('hello')) === JSON.stringify(recordOf('hello', addresses)),
+    );
   });
 
   it('a settled route is never written again; a changed one is put back', async () => {
@@ -234,8 +279,9 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
     expect(refused.status?.url).to.equal(undefined);
   });
 
-  it('deleting the site: the garbage collector removes its route', async () => {
+  it('deleting the site: its record goes, and the garbage collector removes its route', async () => {
     expect((await cp.admin.delete(`${SITES}/hello`)).status).to.be.oneOf([200, 202]);
+    await eventually('the record gone', async () => (await readRecord('hello')) === undefined, 90_000);
     await eventually('the route gone', async () => (await getRoute('hello')) === undefined, 90_000);
   });
 });

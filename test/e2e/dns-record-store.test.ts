@@ -149,6 +149,88 @@ describe('e2e: DNS records by RFC 2136 UPDATE + TSIG against a real BIND 9', fun
     expect(await bind.dig('theirs.sites.staticsite.dev', 'CNAME')).to.deep.equal(['shop.web.svc.cluster.local.']);
   });
 
+  describe('behind a Gateway: the records of its addresses', () => {
+    const host = 'gw.web.sites.staticsite.dev';
+    const txt = (type: string) => bind.dig(`${type}-${host}`, 'TXT');
+    const ownership = [
+      '"heritage=staticsite-operator,staticsite-operator/owner=test-cluster,staticsite-operator/resource=staticsite/web/gw"',
+    ];
+    const behind = (...addresses: Array<[string, string]>) => ({
+      ...record(host, 'web/gw'),
+      via: {
+        kind: 'Gateway' as const,
+        name: 'gateway-system/public',
+        addresses: addresses.map(([type, value]) => ({ type, value })),
+      },
+    });
+
+    it('IP addresses: A and AAAA records, each type with its ownership record; the same again is unchanged', async () => {
+      const gateway = behind(
+        ['IPAddress', '192.0.2.10'],
+        ['IPAddress', '2001:db8:0:0::a'],
+        ['IPAddress', '192.0.2.9'],
+        ['Hostname', 'lb.example.net'],
+        ['example.net/custom', 'ignored'],
+      );
+      expect(await store.publish('web/gw', gateway)).to.equal('created');
+      expect(await bind.dig(host, 'A')).to.have.members(['192.0.2.9', '192.0.2.10']);
+      expect(await bind.dig(host, 'AAAA')).to.deep.equal(['2001:db8::a']);
+      expect(await bind.dig(host, 'CNAME')).to.deep.equal([]);
+      expect(await txt('a')).to.deep.equal(ownership);
+      expect(await txt('aaaa')).to.deep.equal(ownership);
+      expect(await txt('cname')).to.deep.equal([]);
+      expect(await store.publish('web/gw', gateway)).to.equal('unchanged');
+    });
+
+    it('the addresses change, then only a hostname is left: the records and their ownership records follow', async () => {
+      expect(await store.publish('web/gw', behind(['IPAddress', '192.0.2.11']))).to.equal('updated');
+      expect(await bind.dig(host, 'A')).to.deep.equal(['192.0.2.11']);
+      expect(await bind.dig(host, 'AAAA')).to.deep.equal([]);
+      expect(await txt('aaaa')).to.deep.equal([]);
+      expect(await store.publish('web/gw', behind(['Hostname', 'lb.example.net']))).to.equal('updated');
+      expect(await bind.dig(host, 'CNAME')).to.deep.equal(['lb.example.net.']);
+      expect(await bind.dig(host, 'A')).to.deep.equal([]);
+      expect(await txt('a')).to.deep.equal([]);
+      expect(await txt('cname')).to.deep.equal(ownership);
+      // The route gone (no --gateway any more): the Service's name again.
+      expect(await store.publish('web/gw', record(host, 'web/gw'))).to.equal('updated');
+      expect(await bind.dig(host, 'CNAME')).to.deep.equal(['gw.web.svc.cluster.local.']);
+    });
+
+    it('remove deletes the records of every type with their ownership records', async () => {
+      expect(await store.publish('web/gw', behind(['IPAddress', '192.0.2.12'], ['IPAddress', '2001:db8::c']))).to.equal(
+        'updated',
+      );
+      expect(await store.remove('web/gw')).to.equal('removed');
+      for (const type of ['A', 'AAAA', 'CNAME'] as const) expect(await bind.dig(host, type)).to.deep.equal([]);
+      for (const type of ['a', 'aaaa', 'cname']) expect(await txt(type)).to.deep.equal([]);
+    });
+
+    it('an ownership name of another owner is left as it is, and so is the hostname', async () => {
+      const theirs = new DnsRecordStore(client, { zone: bind.zone, owner: 'other-cluster' }).ownershipText('web/gw');
+      await bind.nsupdate([`a-${host} 300 TXT "${theirs}"`]);
+      expect(await failure(store.publish('web/gw', behind(['IPAddress', '192.0.2.13'])))).to.equal(
+        `${host} already exists in zone sites.staticsite.dev and is not owned by StaticSite web/gw (no ownership record at a-${host} names it): left untouched`,
+      );
+      expect(await bind.dig(host, 'A')).to.deep.equal([]);
+      // Owned as a CNAME, then an address whose ownership name someone else holds: nothing changes.
+      expect(await store.publish('web/gw', record(host, 'web/gw'))).to.equal('created');
+      expect(await failure(store.publish('web/gw', behind(['IPAddress', '192.0.2.13'])))).to.equal(
+        `a-${host} already exists in zone sites.staticsite.dev and does not name StaticSite web/gw: ${host} left as it is`,
+      );
+      expect(await bind.dig(host, 'CNAME')).to.deep.equal(['gw.web.svc.cluster.local.']);
+      expect(await store.remove('web/gw')).to.equal('removed');
+      expect(await bind.dig(`a-${host}`, 'TXT')).to.deep.equal([`"${theirs}"`]);
+    });
+
+    it('a Gateway without an IP address or a hostname: an error naming it, the zone untouched', async () => {
+      expect(await failure(store.publish('web/gw', behind(['example.net/custom', 'x'])))).to.equal(
+        'Gateway gateway-system/public has no IP address or hostname in status.addresses',
+      );
+      expect(await bind.dig(host, 'ANY')).to.deep.equal([]);
+    });
+  });
+
   it('a wrong key is refused by the server, and its TSIG error named: a wrong secret BADSIG, an unknown name BADKEY', async () => {
     const refusal = async (key: { name: string; secret: Buffer }) => {
       const store = new DnsRecordStore(new DnsClient({ server: { host: '127.0.0.1', port: bind.port }, key }), {

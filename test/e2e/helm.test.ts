@@ -116,6 +116,7 @@ for (const helmVersion of HELM_VERSIONS)
       { values: ['controller.watchNamespace=sites'], tree: 'manifests/overlays/single-namespace' },
       { values: ['monitoring.enabled=true'], tree: 'manifests/overlays/prometheus' },
       { values: ['controller.gateway=staticsite-system/public'], tree: 'manifests/overlays/gateway' },
+      { values: ['controller.ingressClass=public'], tree: 'manifests/overlays/ingress' },
     ];
     for (const { values, tree } of pairs) {
       it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {

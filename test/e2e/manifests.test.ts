@@ -19,6 +19,7 @@ const TREES = [
   'manifests/overlays/policies',
   'manifests/overlays/dns',
   'manifests/overlays/gateway',
+  'manifests/overlays/ingress',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
@@ -309,7 +310,27 @@ describe('e2e: the kustomize manifests', function () {
       { kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' },
     ]);
     const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === binding?.roleRef?.name);
-    expect(role?.rules?.flatMap((r) => r.resources)).to.deep.equal(['httproutes']);
+    expect(role?.rules?.flatMap((r) => r.resources)).to.deep.equal(['httproutes', 'gateways']);
+  });
+
+  it('ingress: the controller gets --ingress-class, and its ServiceAccount the Ingress grant the registry asks for', () => {
+    const objects = built.get('manifests/overlays/ingress') ?? [];
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-controller');
+    expect(deployment?.spec?.template.spec.containers[0].args).to.include('--ingress-class=public');
+    const binding = objects.find(
+      (o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'staticsite-controller-ingresses',
+    );
+    expect(binding?.subjects).to.deep.equal([
+      { kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' },
+    ]);
+    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === binding?.roleRef?.name);
+    expect(role?.rules).to.deep.equal([
+      {
+        apiGroups: ['networking.k8s.io'],
+        resources: ['ingresses'],
+        verbs: ['get', 'list', 'watch', 'create', 'update'],
+      },
+    ]);
   });
 
   it("dns: the controller takes the overlay's flags, and reads its TSIG key where the Secret is mounted", () => {

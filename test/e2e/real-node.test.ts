@@ -7,12 +7,14 @@
  * pods whose Service serves its HTML to the host.
  */
 import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
+import { BindServer } from '../../devenv/dns/bind.ts';
 import { TRAEFIK_CONTROLLER_NAME, TraefikGateway } from '../../devenv/gateway.ts';
 import { metricsReaderToken, observe } from '../../devenv/observed.ts';
 import { packageFile } from '../../devenv/package-root.ts';
@@ -455,6 +457,9 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
     const gwSites = `/apis/staticsite.dev/v1/namespaces/${GW_NS}/staticsites`;
     const address = defaultRouteAddress();
     let traefik: TraefikGateway | undefined;
+    /** The sites' zone, on the node's address: the controller pod publishes there, the test asks there. */
+    const bind = new BindServer({ listenAddress: address });
+    let withDns = '';
 
     /** GET / for `host` at the Gateway's address and port: `curl --resolve HOST:PORT:ADDRESS`. */
     const throughGateway = (host: string) =>
@@ -508,6 +513,37 @@ spec:
       const overlay = await cp.kubectl(['apply', '-k', packageFile('manifests', 'overlays', 'gateway')]);
       expect(overlay.code, overlay.stderr).to.equal(0);
       await rolledOut(cp, 'staticsite-controller');
+      // Then the records in DNS too, as a user composes it: the gateway overlay plus the DNS
+      // component, its placeholder server replaced with the BIND on the node's address.
+      await bind.start();
+      const secret = await cp.kubectl([
+        '-n',
+        SYSTEM,
+        'create',
+        'secret',
+        'generic',
+        'staticsite-dns-tsig',
+        `--from-file=tsig.key=${bind.keyFile}`,
+      ]);
+      expect(secret.code, secret.stderr).to.equal(0);
+      withDns = await mkdtemp(join(tmpdir(), 'gateway-dns-'));
+      const from = (...parts: string[]) => relative(withDns, packageFile(...parts));
+      await writeFile(
+        join(withDns, 'kustomization.yaml'),
+        `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [${from('manifests', 'overlays', 'gateway')}]
+components: [${from('manifests', 'components', 'dns-records')}]
+patches:
+  - target: {kind: Deployment, name: staticsite-controller}
+    patch: |-
+      - {op: test, path: /spec/template/spec/containers/0/args/3, value: "--records=dns:10.96.0.53:53"}
+      - {op: replace, path: /spec/template/spec/containers/0/args/3, value: "--records=dns:${address}:${bind.port}"}
+`,
+      );
+      const composed = await cp.kubectl(['apply', '-k', withDns]);
+      expect(composed.code, composed.stderr).to.equal(0);
+      await rolledOut(cp, 'staticsite-controller');
       await cp.ensureNamespace(GW_NS);
     });
 
@@ -518,6 +554,8 @@ spec:
     after(async function () {
       this.timeout(120_000);
       await traefik?.stop();
+      await bind.dispose();
+      if (withDns) await rm(withDns, { recursive: true, force: true });
     });
 
     it('the Gateway reports the address it serves on', async () => {
@@ -560,6 +598,12 @@ spec:
         30_000,
       );
       expect(served).to.equal('<h1>front v1</h1>');
+      // DNS answers the Gateway's address for the name, and the page is served at that answer.
+      const answer = await eventually('the A record', async () => (await bind.dig(host, 'A', address))[0], 30_000);
+      expect(answer).to.equal(address);
+      expect(
+        (await getOnce(`http://${answer}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`)).body,
+      ).to.equal('<h1>front v1</h1>');
       // Another name at the same address is not this site.
       expect((await throughGateway(`nothing.${GW_NS}.sites.staticsite.dev`))?.status).to.equal(404);
     });
@@ -596,7 +640,7 @@ spec:
       expect((await throughGateway('www.example.org'))?.status).to.equal(404);
     });
 
-    it('deleting a site removes its route and the gateway stops serving its name', async () => {
+    it('deleting a site removes its route and its DNS name, and the gateway stops serving the name', async () => {
       for (const name of ['front', 'elsewhere']) {
         const deleted = await cp.admin.delete(`${gwSites}/${name}`);
         expect([200, 202]).to.include(deleted.status);
@@ -613,6 +657,7 @@ spec:
         },
         120_000,
       );
+      expect(await bind.dig(`front.${GW_NS}.sites.staticsite.dev`, 'ANY', address)).to.deep.equal([]);
     });
   });
 });

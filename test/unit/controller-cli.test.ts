@@ -42,8 +42,26 @@ describe('controller: CLI', () => {
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
       'staticsite controller: --workers must be a whole number of at least 1, got "many"\n' +
-        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT] [--dns-zone Z] [--dns-tsig-key-file F] [--dns-owner-id ID] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false] [--log-level info] [--site-image IMAGE] [--site-port 8080] [--gateway NAMESPACE/NAME]\n',
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT] [--dns-zone Z] [--dns-tsig-key-file F] [--dns-owner-id ID] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false] [--log-level info] [--site-image IMAGE] [--site-port 8080] [--gateway NAMESPACE/NAME] [--ingress-class NAME]\n',
     );
+  });
+
+  it('exposes sites one way: --gateway and --ingress-class together, or a class that is no name, are usage errors', async () => {
+    const cases: Array<[string[], string]> = [
+      [
+        ['--gateway', 'infra/public', '--ingress-class', 'public'],
+        '--gateway and --ingress-class exclude each other: a site is exposed through one of them',
+      ],
+      [
+        ['--ingress-class', 'Public_1'],
+        '--ingress-class: "Public_1" is not an IngressClass name (a DNS-1123 subdomain)',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const { out, io: cio } = io();
+      expect(await run(['controller', ...args], cio), args.join(' ')).to.equal(2);
+      expect(out.stderr.split('\n')[0]).to.equal(`staticsite controller: ${message}`);
+    }
   });
 
   it('rejects an unknown flag with exit code 2', async () => {

@@ -3,7 +3,7 @@ import type { StaticSiteV1 } from '../../api/index.ts';
 import { EventHandlers } from '../../controller/event-handlers.ts';
 import { configMapChild, deploymentChild, INSTANCE_LABEL, serviceChild } from '../../controller/reconcile/children.ts';
 import { controllerReference } from '../../controller/reconcile/ownership.ts';
-import type { KubeObject } from '../../kube/objects.ts';
+import type { Gateway, KubeObject } from '../../kube/objects.ts';
 
 describe('controller: event handlers (informer events -> queue keys)', () => {
   const site = (rv: string): StaticSiteV1 => ({
@@ -48,5 +48,21 @@ describe('controller: event handlers (informer events -> queue keys)', () => {
     h.writes.wrote('Deployment', { metadata: { ...owned.metadata, resourceVersion: '8' } });
     h.onChildChange(deploymentChild, 'update', { metadata: { ...owned.metadata, resourceVersion: '8' } });
     expect(keys).to.deep.equal(['web/shop', 'web/blog']);
+  });
+
+  it("the Gateway's addresses change, or it comes or goes: every site is queued; any other change of it queues none", () => {
+    const { keys, handlers: h } = handlers();
+    const sites = [site('1'), { ...site('1'), metadata: { ...site('1').metadata, name: 'blog' } }];
+    const noop = () => {};
+    h.register({ sites: { onChange: noop, list: () => sites }, children: [] });
+    const gateway = (rv: string, value?: string): Gateway => ({
+      metadata: { name: 'public', namespace: 'infra', resourceVersion: rv },
+      ...(value && { status: { addresses: [{ type: 'IPAddress', value }] } }),
+    });
+    h.onGatewayChange('add', gateway('1'));
+    h.onGatewayChange('update', gateway('2', '192.0.2.1'), gateway('1'));
+    h.onGatewayChange('update', gateway('3', '192.0.2.1'), gateway('2', '192.0.2.1'));
+    h.onGatewayChange('delete', gateway('3', '192.0.2.1'));
+    expect(keys).to.deep.equal(['web/shop', 'web/blog', 'web/shop', 'web/blog', 'web/shop', 'web/blog']);
   });
 });

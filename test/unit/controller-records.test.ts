@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { FileRecordStore, nodeFileSystem, type RecordFileSystem } from '../../controller/records/file-record-store.ts';
+import { describeTarget, recordSets } from '../../controller/records/record-store.ts';
 
 const record = { hostname: 'shop.example.com', service: 'shop.web.svc.cluster.local', port: 80, site: 'web/shop' };
 
@@ -71,5 +72,47 @@ describe('controller: file record store', () => {
     expect(await readdir(dir)).to.deep.equal([]);
     const removeError = await store.remove('web/shop').catch((e: Error) => e);
     expect((removeError as Error).message).to.equal('EACCES');
+  });
+});
+
+describe('controller: what a hostname answers (recordSets)', () => {
+  const base = { hostname: 'shop.web.example.com', service: 'shop.web.svc.cluster.local', port: 80, site: 'web/shop' };
+  const behind = (...addresses: Array<[string, string]>) => ({
+    ...base,
+    via: {
+      kind: 'Gateway' as const,
+      name: 'infra/public',
+      addresses: addresses.map(([type, value]) => ({ type, value })),
+    },
+  });
+
+  it("without a Gateway: a CNAME to the Service's cluster DNS name", () => {
+    expect(recordSets(base)).to.deep.equal([{ type: 'CNAME', values: ['shop.web.svc.cluster.local'] }]);
+    expect(describeTarget(base)).to.equal('shop.web.svc.cluster.local');
+  });
+
+  it('behind a Gateway: A for its IPv4 addresses, AAAA for its IPv6 ones (hostnames then ignored), each once', () => {
+    const record = behind(
+      ['IPAddress', '192.0.2.9'],
+      ['Hostname', 'lb.example.net'],
+      ['IPAddress', '2001:db8::1'],
+      ['IPAddress', '192.0.2.10'],
+      ['IPAddress', '192.0.2.9'],
+      ['IPAddress', 'not-an-ip'],
+    );
+    expect(recordSets(record)).to.deep.equal([
+      { type: 'A', values: ['192.0.2.10', '192.0.2.9'] },
+      { type: 'AAAA', values: ['2001:db8::1'] },
+    ]);
+    expect(describeTarget(record)).to.equal('192.0.2.10, 192.0.2.9, 2001:db8::1 (Gateway infra/public)');
+  });
+
+  it('a Gateway with hostnames only: a CNAME to the first; with neither kind of address: an error naming it', () => {
+    expect(recordSets(behind(['Hostname', 'lb.example.net'], ['Hostname', 'lb2.example.net']))).to.deep.equal([
+      { type: 'CNAME', values: ['lb.example.net'] },
+    ]);
+    expect(() => recordSets(behind(['example.com/custom', 'x']))).to.throw(
+      'Gateway infra/public has no IP address or hostname in status.addresses',
+    );
   });
 });

@@ -1,4 +1,13 @@
-import type { ExternalRecord, PublishOutcome, RecordStore, RemoveOutcome } from '../record-store.ts';
+import { v4, v6 } from '@leichtgewicht/ip-codec';
+import {
+  type ExternalRecord,
+  type PublishOutcome,
+  type RecordSet,
+  type RecordStore,
+  type RecordType,
+  type RemoveOutcome,
+  recordSets,
+} from '../record-store.ts';
 import { DnsRcodeError, type DnsTransport, type ZoneRecord, type ZoneTransfer } from './client.ts';
 import { CLASS, nameWire, TYPE, txtRdata, updateMessage, type WireRecord } from './wire.ts';
 
@@ -13,12 +22,11 @@ export interface DnsRecordStoreOptions {
   now?: () => number;
 }
 
-/** One site's name in the zone: the CNAME at `host` to `target`, and its ownership record `mine` at `txtName`. */
+/** One site's name in the zone: the record sets at `host`, and its ownership text `mine`. */
 interface NameToPublish {
   siteKey: string;
   host: string;
-  txtName: string;
-  target: string;
+  sets: RecordSet[];
   mine: string;
 }
 
@@ -28,14 +36,40 @@ interface TimedTransfer {
   at: number;
 }
 
+const RECORD_TYPES: readonly RecordType[] = ['A', 'AAAA', 'CNAME'];
+
 const normalize = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
+/** A value as the zone holds it, comparable with what a transfer shows: addresses in canonical form, names normalized. */
+function canonical(type: RecordType, value: string): string {
+  if (type === 'A') return v4.decode(v4.encode(value));
+  if (type === 'AAAA') return v6.decode(v6.encode(value));
+  return normalize(value);
+}
+
+function rdataOf(type: RecordType, value: string): Buffer {
+  if (type === 'A') return Buffer.from(v4.encode(value));
+  if (type === 'AAAA') return Buffer.from(v6.encode(value));
+  return nameWire(value);
+}
+
+/** The hostname and record type an ownership record's name stands for (`a-`, `aaaa-`, `cname-` before the hostname). */
+function parseRegistryName(name: string): { type: RecordType; host: string } | undefined {
+  for (const type of RECORD_TYPES) {
+    const prefix = `${type.toLowerCase()}-`;
+    if (name.startsWith(prefix)) return { type, host: name.slice(prefix.length) };
+  }
+  return undefined;
+}
+
 /**
- * Each site's hostname as a CNAME to its Service's cluster DNS name, in an authoritative zone updated by
- * RFC 2136 UPDATEs signed with TSIG, plus an ownership TXT record in ExternalDNS's registry format:
- * at `cname-<first label>.<rest>`, `heritage=staticsite-operator,staticsite-operator/owner=OWNER,
- * staticsite-operator/resource=staticsite/NAMESPACE/NAME`. A name is changed or deleted only under the
- * prerequisite that this site's ownership record is there, unchanged (docs/dns-records.md).
+ * Each site's hostname as records in an authoritative zone updated by RFC 2136 UPDATEs signed with
+ * TSIG: a CNAME to its Service's cluster DNS name, or, behind a Gateway, A and AAAA records of the
+ * Gateway's addresses (a CNAME to its hostname when it has no IP). Beside each record set an ownership
+ * TXT record in ExternalDNS's registry format, named after the record type: `cname-`, `a-` or `aaaa-`
+ * before the hostname, `heritage=staticsite-operator,staticsite-operator/owner=OWNER,
+ * staticsite-operator/resource=staticsite/NAMESPACE/NAME`. A name is changed or deleted only under
+ * the prerequisite that this site's ownership records are there, unchanged (docs/dns-records.md).
  */
 export class DnsRecordStore implements RecordStore {
   private readonly transport: DnsTransport;
@@ -63,61 +97,82 @@ export class DnsRecordStore implements RecordStore {
     return `heritage=staticsite-operator,staticsite-operator/owner=${this.owner},staticsite-operator/resource=staticsite/${siteKey}`;
   }
 
-  /** Where the ownership record of `hostname` lives: the record type before its first label. */
-  static registryName(hostname: string): string {
-    const host = normalize(hostname);
-    return `cname-${host}`;
+  /** Where the ownership record of `hostname`'s records of `type` lives: the record type before its first label. */
+  static registryName(hostname: string, type: RecordType = 'CNAME'): string {
+    return `${type.toLowerCase()}-${normalize(hostname)}`;
   }
 
   async publish(siteKey: string, record: ExternalRecord): Promise<PublishOutcome> {
     const host = normalize(record.hostname);
-    const target = normalize(record.service);
     if (host === this.zone || !host.endsWith(`.${this.zone}`)) {
       throw new Error(`hostname ${host} is not a name inside the zone ${this.zone} (the apex cannot be a CNAME)`);
     }
+    const sets = recordSets(record).map((set) => ({
+      type: set.type,
+      values: set.values.map((v) => canonical(set.type, v)).sort(),
+    }));
     const zone = await this.zoneRecords();
     const mine = this.ownershipText(siteKey);
-    const txtName = DnsRecordStore.registryName(host);
-    const outcome = await this.publishName(zone, { siteKey, host, txtName, target, mine });
+    const outcome = await this.publishName(zone, { siteKey, host, sets, mine });
     // Names this site held before (an older hostname) go once the new one is in place: one site, one name.
-    const older = ownedNames(zone, mine).filter((name) => name !== txtName);
+    const older = ownedNames(zone, mine).filter((name) => parseRegistryName(name)?.host !== host);
     for (const name of older) await this.guardedDelete(name, mine, siteKey);
     return older.length > 0 ? 'updated' : outcome;
   }
 
   private async publishName(zone: ZoneRecord[], name: NameToPublish): Promise<PublishOutcome> {
-    const { siteKey, host, txtName, target, mine } = name;
+    const { siteKey, host, sets, mine } = name;
     const atHost = zone.filter((r) => r.name === host);
-    const txtHere = zone.filter((r) => r.name === txtName && r.type === 'TXT');
-    if (txtHere.some((r) => textOf(r) === mine)) {
-      const cname = atHost.find((r) => r.type === 'CNAME');
-      if (cname && normalize(String(cname.data)) === target && atHost.length === 1) return 'unchanged';
+    const wanted = sets.map((set) => DnsRecordStore.registryName(host, set.type));
+    const owned = ownedNames(zone, mine).filter((n) => parseRegistryName(n)?.host === host);
+    const inUse = (txtName: string) => zone.some((r) => r.name === txtName);
+    const records = sets.flatMap((set) =>
+      set.values.map((value) => ({
+        name: host,
+        type: TYPE[set.type],
+        class: CLASS.IN,
+        ttl: this.ttl,
+        rdata: rdataOf(set.type, value),
+      })),
+    );
+    const notInUse = (n: string): WireRecord => ({
+      name: n,
+      type: TYPE.ANY,
+      class: CLASS.NONE,
+      ttl: 0,
+      rdata: Buffer.alloc(0),
+    });
+    if (owned.length > 0) {
+      if (sameRecords(atHost, sets) && sameNames(owned, wanted)) return 'unchanged';
+      const added = wanted.filter((n) => !owned.includes(n));
+      const foreign = added.find(inUse);
+      if (foreign) {
+        throw new Error(
+          `${foreign} already exists in zone ${this.zone} and does not name StaticSite ${siteKey}: ${host} left as it is`,
+        );
+      }
       await this.send(
-        [this.txtRecord(txtName, mine, CLASS.IN, 0)],
+        [...owned.map((n) => this.txtRecord(n, mine, CLASS.IN, 0)), ...added.map(notInUse)],
         [
           { name: host, type: TYPE.ANY, class: CLASS.ANY, ttl: 0, rdata: Buffer.alloc(0) },
-          { name: host, type: TYPE.CNAME, class: CLASS.IN, ttl: this.ttl, rdata: nameWire(target) },
+          ...owned.filter((n) => !wanted.includes(n)).map((n) => this.txtRecord(n, mine, CLASS.NONE, 0)),
+          ...records,
+          ...added.map((n) => this.txtRecord(n, mine, CLASS.IN, this.ttl)),
         ],
         `updating ${host} for StaticSite ${siteKey}`,
       );
       return 'updated';
     }
-    if (atHost.length > 0 || txtHere.length > 0) {
+    if (atHost.length > 0 || wanted.some(inUse)) {
       throw new Error(
-        `${host} already exists in zone ${this.zone} and is not owned by StaticSite ${siteKey} (no ownership record at ${txtName} names it): left untouched`,
+        `${host} already exists in zone ${this.zone} and is not owned by StaticSite ${siteKey} (no ownership record at ${wanted.join(', ')} names it): left untouched`,
       );
     }
     try {
       await this.send(
-        [
-          // RFC 2136 2.4.5 "name is not in use": neither name exists, whatever raced us.
-          { name: host, type: TYPE.ANY, class: CLASS.NONE, ttl: 0, rdata: Buffer.alloc(0) },
-          { name: txtName, type: TYPE.ANY, class: CLASS.NONE, ttl: 0, rdata: Buffer.alloc(0) },
-        ],
-        [
-          { name: host, type: TYPE.CNAME, class: CLASS.IN, ttl: this.ttl, rdata: nameWire(target) },
-          this.txtRecord(txtName, mine, CLASS.IN, this.ttl),
-        ],
+        // RFC 2136 2.4.5 "name is not in use": none of the names exists, whatever raced us.
+        [notInUse(host), ...wanted.map(notInUse)],
+        [...records, ...wanted.map((n) => this.txtRecord(n, mine, CLASS.IN, this.ttl))],
         `creating ${host} for StaticSite ${siteKey}`,
       );
     } catch (error) {
@@ -163,14 +218,16 @@ export class DnsRecordStore implements RecordStore {
     }
   }
 
-  /** Deletes a name and its ownership record, on condition that the record still names this site. */
+  /** Deletes a name's records of one type and their ownership record, on condition that it still names this site. */
   private async guardedDelete(txtName: string, mine: string, siteKey: string): Promise<void> {
-    const host = txtName.slice('cname-'.length);
+    const parsed = parseRegistryName(txtName);
+    if (!parsed) return;
+    const { host, type } = parsed;
     try {
       await this.send(
         [this.txtRecord(txtName, mine, CLASS.IN, 0)],
         [
-          { name: host, type: TYPE.CNAME, class: CLASS.ANY, ttl: 0, rdata: Buffer.alloc(0) },
+          { name: host, type: TYPE[type], class: CLASS.ANY, ttl: 0, rdata: Buffer.alloc(0) },
           this.txtRecord(txtName, mine, CLASS.NONE, 0),
         ],
         `deleting ${host} of StaticSite ${siteKey}`,
@@ -203,5 +260,18 @@ function textOf(r: ZoneRecord): string {
 
 /** The ownership records (their names) that carry exactly `text`. */
 function ownedNames(zone: ZoneRecord[], text: string): string[] {
-  return zone.filter((r) => r.type === 'TXT' && r.name.startsWith('cname-') && textOf(r) === text).map((r) => r.name);
+  return zone.filter((r) => r.type === 'TXT' && parseRegistryName(r.name) && textOf(r) === text).map((r) => r.name);
 }
+
+/** Whether the records at a name are exactly `sets`: the same types with the same values, nothing else. */
+function sameRecords(atHost: ZoneRecord[], sets: RecordSet[]): boolean {
+  const have = atHost.map((r) => {
+    const type = RECORD_TYPES.find((t) => t === r.type);
+    return type ? `${type} ${canonical(type, String(r.data))}` : `${r.type} ?`;
+  });
+  const want = sets.flatMap((set) => set.values.map((v) => `${set.type} ${v}`));
+  return sameNames(have, want);
+}
+
+const sameNames = (a: string[], b: string[]) =>
+  a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');

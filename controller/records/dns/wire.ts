@@ -6,7 +6,7 @@ import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
  * decoded with dns-packet (client.ts).
  */
 export const CLASS = { IN: 1, NONE: 254, ANY: 255 } as const;
-export const TYPE = { CNAME: 5, SOA: 6, TXT: 16, ANY: 255, TSIG: 250, AXFR: 252 } as const;
+export const TYPE = { A: 1, AAAA: 28, CNAME: 5, SOA: 6, TXT: 16, ANY: 255, TSIG: 250, AXFR: 252 } as const;
 const OPCODE_UPDATE = 5;
 const FUDGE_SECONDS = 300;
 const HMAC_SHA256 = 'hmac-sha256';
