@@ -19,6 +19,8 @@ const run = promisify(execFile);
 
 /** The controllerName a GatewayClass names for Traefik to take its Gateways. */
 export const TRAEFIK_CONTROLLER_NAME = 'traefik.io/gateway-controller';
+/** The `spec.controller` of an IngressClass whose Ingresses Traefik's Ingress provider serves. */
+export const TRAEFIK_INGRESS_CONTROLLER = 'traefik.io/ingress-controller';
 
 /** Builds (or finds in the cache) the Traefik binary; returns its path. */
 export async function traefikBinary(): Promise<string> {
@@ -36,6 +38,12 @@ export interface TraefikOptions {
   statusAddress: string;
   /** The port of the HTTP entry point; a Gateway listener must name this port to be served. Default: a free one. */
   httpPort?: number;
+  /**
+   * Also serve Ingresses (Traefik's Kubernetes Ingress provider): those of an IngressClass whose
+   * controller is TRAEFIK_INGRESS_CONTROLLER, on every entry point, reporting `statusAddress` in their
+   * status.loadBalancer.
+   */
+  ingress?: boolean;
   binary?: string;
 }
 
@@ -76,6 +84,13 @@ export class TraefikGateway {
       '--providers.kubernetesgateway=true',
       `--providers.kubernetesgateway.statusAddress.ip=${this.options.statusAddress}`,
       '--providers.kubernetesgateway.throttleDuration=0s',
+      ...(this.options.ingress
+        ? [
+            '--providers.kubernetesingress=true',
+            `--providers.kubernetesingress.ingressEndpoint.ip=${this.options.statusAddress}`,
+            '--providers.kubernetesingress.throttleDuration=0s',
+          ]
+        : []),
       '--log.level=INFO',
       '--accesslog=true',
     ];

@@ -5,22 +5,17 @@
  * writes the route's status as a Gateway writes it (Accepted, ResolvedRefs), and the Gateway's
  * status.addresses, and checks what the controller makes of them: Ready, the URL, the record.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseAllDocuments } from 'yaml';
 import type { CustomResourceDefinition } from '../../api/index.ts';
-import { buildCrd, CRD_NAME } from '../../api/index.ts';
-import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
-import { applyControllerRbac, ControllerProcess, removeControllerRbac } from '../support/controller-harness.ts';
+import { ExposureRun, ownedBy, readyOf } from '../support/exposure-harness.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'gw-e2e';
-const SYS = 'gw-system';
-const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
 const ROUTES = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/httproutes`;
 const GATEWAYS = `/apis/gateway.networking.k8s.io/v1/namespaces/${NS}/gateways`;
 const ROUTE_RBAC = new URL('../../manifests/overlays/gateway/controller-routes-rbac.yaml', import.meta.url);
@@ -31,10 +26,6 @@ interface Condition {
   status: string;
   reason: string;
   message: string;
-}
-interface Site {
-  metadata: { name: string; uid: string; generation: number };
-  status?: { url?: string; observedGeneration?: number; conditions?: Condition[] };
 }
 interface Route {
   metadata: {
@@ -49,30 +40,18 @@ interface Route {
 
 describe('e2e: the controller with --gateway owns an HTTPRoute per site (real control plane, Gateway API CRDs)', function () {
   this.timeout(180_000);
-  let cp: ControlPlane;
-  let controller: ControllerProcess;
-  let recordsDir: string;
-  let logDir: string;
+  let run: ExposureRun;
   const gatewayCrds: string[] = [];
 
-  const getSite = async (name: string) => (await cp.admin.get<Site>(`${SITES}/${name}`)).body;
-  const ready = (s: Site | undefined) => s?.status?.conditions?.find((c) => c.type === 'Ready');
   const getRoute = async (name: string) => {
-    const res = await cp.admin.get<Route>(`${ROUTES}/${name}`);
+    const res = await run.cp.admin.get<Route>(`${ROUTES}/${name}`);
     return res.status === 200 ? res.body : undefined;
   };
   /** What a Gateway implementation writes on its Gateway once it has addresses. */
   const gatewayAt = async (...addresses: Array<{ type: string; value: string }>) => {
-    const gateway = (await cp.admin.get<Route>(`${GATEWAYS}/public`)).body;
-    const res = await cp.admin.put(`${GATEWAYS}/public/status`, { ...gateway, status: { addresses } });
+    const gateway = (await run.cp.admin.get<Route>(`${GATEWAYS}/public`)).body;
+    const res = await run.cp.admin.put(`${GATEWAYS}/public/status`, { ...gateway, status: { addresses } });
     expect(res.status, res.text).to.equal(200);
-  };
-  const readRecord = async (name: string) => {
-    try {
-      return JSON.parse(await readFile(join(recordsDir, `${NS}_${name}.json`), 'utf8')) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
   };
   const recordOf = (name: string, addresses: Array<{ type: string; value: string }>) => ({
     hostname: `${name}.${NS}.sites.staticsite.dev`,
@@ -98,14 +77,13 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
         conditions: [condition(accepted), ...(resolved ? [condition(resolved)] : [])],
       },
     ];
-    const res = await cp.admin.put(`${ROUTES}/${name}/status`, { ...route, status: { parents } });
+    const res = await run.cp.admin.put(`${ROUTES}/${name}/status`, { ...route, status: { parents } });
     expect(res.status, res.text).to.equal(200);
   };
 
   before(async function () {
     this.timeout(600_000);
-    ({ controlPlane: cp } = await testCluster());
-    await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
+    const { controlPlane: cp } = await testCluster();
     const standard = join(await thirdPartyModuleDir('gateway-api'), 'config', 'crd', 'standard');
     for (const kind of ['gatewayclasses', 'gateways', 'httproutes']) {
       const text = await readFile(join(standard, `gateway.networking.k8s.io_${kind}.yaml`), 'utf8');
@@ -113,14 +91,8 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
       await installCrd(cp.admin, crd);
       gatewayCrds.push(crd.metadata.name ?? '');
     }
+    run = new ExposureRun(cp, { namespace: NS, system: 'gw-system', clusterRole: 'staticsite-controller-routes' });
     await cp.ensureNamespace(NS);
-    await applyControllerRbac(cp, SYS);
-    const routeRbac = (await readFile(ROUTE_RBAC, 'utf8')).replaceAll(
-      'namespace: staticsite-system',
-      `namespace: ${SYS}`,
-    );
-    const applied = await cp.kubectl(['apply', '-f', '-'], routeRbac);
-    expect(applied.code, applied.stderr).to.equal(0);
     const gateway = {
       apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'Gateway',
@@ -128,66 +100,19 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
       spec: { gatewayClassName: 'example', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
     };
     expect((await cp.admin.post(GATEWAYS, gateway)).status).to.equal(201);
-    recordsDir = await mkdtemp(join(tmpdir(), 'gw-records-'));
-    logDir = await mkdtemp(join(tmpdir(), 'gw-logs-'));
-    const creds = await cp.serviceAccountCredentials(SYS, 'staticsite-controller');
-    const kubeconfig = await cp.writeKubeconfig('gw-controller.kubeconfig', creds, 'gw-controller');
-    controller = await ControllerProcess.start({
-      controlPlane: cp,
-      identity: 'gw',
-      kubeconfig,
-      logDir,
-      args: [
-        '--namespace',
-        NS,
-        '--claims-namespace',
-        SYS,
-        '--records-dir',
-        recordsDir,
-        '--resync-period',
-        '2s',
-        '--gateway',
-        `${NS}/public`,
-      ],
-    });
-    await eventually('controller /readyz', async () => (await controller.probe('/readyz')) === 200, 30_000);
+    await run.start(ROUTE_RBAC, ['--resync-period', '2s', '--gateway', `${NS}/public`]);
   });
 
   after(async function () {
     this.timeout(120_000);
-    await controller?.stop();
-    const left = await cp.admin.get<{ items: Site[] }>(SITES);
-    for (const s of left.body?.items ?? []) {
-      await cp.admin.patch(`${SITES}/${s.metadata.name}`, { metadata: { finalizers: null } });
-    }
-    await cp.admin.delete(`/api/v1/namespaces/${NS}`);
-    await uninstallCrd(cp.admin, CRD_NAME);
-    for (const name of gatewayCrds) await uninstallCrd(cp.admin, name);
-    await cp.kubectl([
-      'delete',
-      '--ignore-not-found',
-      'clusterrole,clusterrolebinding',
-      'staticsite-controller-routes',
-    ]);
-    await removeControllerRbac(cp, SYS);
-    await rm(recordsDir, { recursive: true, force: true });
-    if (!process.env.KEEP_CONTROLLER_LOGS) await rm(logDir, { recursive: true, force: true });
-    else process.stderr.write(`controller logs: ${logDir}\n`);
+    await run?.stop();
+    for (const name of gatewayCrds) await uninstallCrd(run.cp.admin, name);
   });
 
   it('a site gets its route to the Gateway; Ready waits for the Gateway, then the URL is in status', async () => {
-    const site = { apiVersion: 'staticsite.dev/v1', kind: 'StaticSite', metadata: { name: 'hello', namespace: NS } };
-    const created = await cp.admin.post<Site>(SITES, { ...site, spec: { content: '<h1>hi</h1>', replicas: 1 } });
-    expect(created.status, created.text).to.equal(201);
+    const created = await run.createSite('hello', '<h1>hi</h1>');
     const route = await eventually('the HTTPRoute', () => getRoute('hello'));
-    expect(route.metadata.ownerReferences).to.deep.include({
-      apiVersion: 'staticsite.dev/v1',
-      kind: 'StaticSite',
-      name: 'hello',
-      uid: created.body.metadata.uid,
-      controller: true,
-      blockOwnerDeletion: true,
-    });
+    expect(route.metadata.ownerReferences).to.deep.include(ownedBy(created));
     expect(route.spec).to.deep.equal({
       parentRefs: [PARENT],
       hostnames: [`hello.${NS}.sites.staticsite.dev`],
@@ -198,11 +123,8 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
         },
       ],
     });
-    const waiting = await eventually('Ready=False RoutePending', async () => {
-      const s = await getSite('hello');
-      return ready(s)?.reason === 'RoutePending' ? s : undefined;
-    });
-    expect(ready(waiting)).to.include({
+    const waiting = await run.readyWith('hello', 'RoutePending');
+    expect(readyOf(waiting)).to.include({
       status: 'False',
       message: `Waiting for Gateway ${NS}/public to accept HTTPRoute "hello"...`,
     });
@@ -214,26 +136,16 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
       { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: 'Resolved all the Object references' },
     );
     // Accepted, but the Gateway has no address yet: nothing to point the name at.
-    const noAddress = await eventually('Ready=False RecordFailed', async () => {
-      const s = await getSite('hello');
-      return ready(s)?.reason === 'RecordFailed' ? s : undefined;
-    });
-    expect(ready(noAddress)?.message).to.equal(
+    const noAddress = await run.readyWith('hello', 'RecordFailed');
+    expect(readyOf(noAddress)?.message).to.equal(
       `publishing the external record hello.${NS}.sites.staticsite.dev failed: Gateway ${NS}/public has no IP address or hostname in status.addresses`,
     );
-    expect(await readRecord('hello')).to.equal(undefined);
+    expect(await run.readRecord('hello')).to.equal(undefined);
     const addresses = [{ type: 'IPAddress', value: '192.0.2.10' }];
     await gatewayAt(...addresses);
-    const live = await eventually(
-      'Ready=True',
-      async () => {
-        const s = await getSite('hello');
-        return ready(s)?.status === 'True' && s.status?.observedGeneration === s.metadata.generation ? s : undefined;
-      },
-      90_000,
-    );
+    const live = await run.converged('hello');
     expect(live.status?.url).to.equal(`http://hello.${NS}.sites.staticsite.dev/`);
-    expect(await readRecord('hello')).to.deep.equal(recordOf('hello', addresses));
+    expect(await run.readRecord('hello')).to.deep.equal(recordOf('hello', addresses));
   });
 
   it("the Gateway's addresses change: the record follows", async () => {
@@ -244,7 +156,7 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
     await gatewayAt(...addresses);
     await eventually(
       'the record at the new addresses',
-      async () => JSON.stringify(await readRecord('hello')) === JSON.stringify(recordOf('hello', addresses)),
+      async () => JSON.stringify(await run.readRecord('hello')) === JSON.stringify(recordOf('hello', addresses)),
     );
   });
 
@@ -253,7 +165,7 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
     await new Promise((r) => setTimeout(r, 5_000)); // two resyncs
     const after = (await getRoute('hello')) as Route;
     expect(after.metadata.resourceVersion, 'no write to a settled route').to.equal(before.metadata.resourceVersion);
-    const res = await cp.admin.patch(`${ROUTES}/hello`, { spec: { hostnames: ['elsewhere.example.com'] } });
+    const res = await run.cp.admin.patch(`${ROUTES}/hello`, { spec: { hostnames: ['elsewhere.example.com'] } });
     expect(res.status, res.text).to.equal(200);
     await eventually('the hostname put back', async () => {
       const r = await getRoute('hello');
@@ -268,11 +180,8 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
       reason: 'NotAllowedByListeners',
       message: 'no listener allows routes from this namespace',
     });
-    const refused = await eventually('Ready=False RouteNotAccepted', async () => {
-      const s = await getSite('hello');
-      return ready(s)?.reason === 'RouteNotAccepted' ? s : undefined;
-    });
-    expect(ready(refused)?.message).to.equal(
+    const refused = await run.readyWith('hello', 'RouteNotAccepted');
+    expect(readyOf(refused)?.message).to.equal(
       `HTTPRoute "hello" is not accepted by Gateway ${NS}/public: NotAllowedByListeners: no listener allows routes from this namespace`,
     );
     expect(refused.status?.conditions?.find((c) => c.type === 'Degraded')?.status).to.equal('True');
@@ -280,8 +189,8 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
   });
 
   it('deleting the site: its record goes, and the garbage collector removes its route', async () => {
-    expect((await cp.admin.delete(`${SITES}/hello`)).status).to.be.oneOf([200, 202]);
-    await eventually('the record gone', async () => (await readRecord('hello')) === undefined, 90_000);
+    expect((await run.cp.admin.delete(`${run.sites}/hello`)).status).to.be.oneOf([200, 202]);
+    await eventually('the record gone', async () => (await run.readRecord('hello')) === undefined, 90_000);
     await eventually('the route gone', async () => (await getRoute('hello')) === undefined, 90_000);
   });
 });

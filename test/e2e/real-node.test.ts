@@ -15,7 +15,7 @@ import { expect } from 'chai';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
 import { BindServer } from '../../devenv/dns/bind.ts';
-import { TRAEFIK_CONTROLLER_NAME, TraefikGateway } from '../../devenv/gateway.ts';
+import { TRAEFIK_CONTROLLER_NAME, TRAEFIK_INGRESS_CONTROLLER, TraefikGateway } from '../../devenv/gateway.ts';
 import { metricsReaderToken, observe } from '../../devenv/observed.ts';
 import { packageFile } from '../../devenv/package-root.ts';
 import { defaultRouteAddress, getOnce, RealNode, realNodeImages } from '../../devenv/real-node.ts';
@@ -452,7 +452,7 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
       expect(statuses.filter((s) => s !== 201)).to.deep.equal([]);
     });
   });
-  describe('through a Gateway: kubectl apply -k manifests/overlays/gateway, Traefik serving the routes', () => {
+  describe('through a Gateway (manifests/overlays/gateway) or an Ingress (manifests/overlays/ingress), Traefik serving them', () => {
     const GW_NS = 'gw';
     const gwSites = `/apis/staticsite.dev/v1/namespaces/${GW_NS}/staticsites`;
     const address = defaultRouteAddress();
@@ -460,6 +460,32 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
     /** The sites' zone, on the node's address: the controller pod publishes there, the test asks there. */
     const bind = new BindServer({ listenAddress: address });
     let withDns = '';
+
+    /**
+     * `kubectl apply -k` of an overlay with the records in DNS, as a user composes it: the overlay plus
+     * the DNS component, its placeholder server replaced with the BIND on the node's address.
+     */
+    const applyWithDns = async (overlay: string) => {
+      const from = (...parts: string[]) => relative(withDns, packageFile(...parts));
+      await writeFile(
+        join(withDns, 'kustomization.yaml'),
+        `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [${from('manifests', 'overlays', overlay)}]
+components: [${from('manifests', 'components', 'dns-records')}]
+patches:
+  - target: {kind: Deployment, name: staticsite-controller}
+    patch: |-
+      - {op: test, path: /spec/template/spec/containers/0/args/3, value: "--records=dns:10.96.0.53:53"}
+      - {op: replace, path: /spec/template/spec/containers/0/args/3, value: "--records=dns:${address}:${bind.port}"}
+`,
+      );
+      const composed = await cp.kubectl(['apply', '-k', withDns]);
+      expect(composed.code, composed.stderr).to.equal(0);
+      await rolledOut(cp, 'staticsite-controller');
+    };
+    /** The name's A records, asked of the zone's server at the node's address as a client outside would. */
+    const resolve = (host: string) => bind.dig(host, 'A', address);
 
     /** GET / for `host` at the Gateway's address and port: `curl --resolve HOST:PORT:ADDRESS`. */
     const throughGateway = (host: string) =>
@@ -480,7 +506,7 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
       }
       const established = await cp.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
       expect(established.code, established.stderr).to.equal(0);
-      traefik = await TraefikGateway.start({ kubeconfig: cp.kubeconfigPath, statusAddress: address });
+      traefik = await TraefikGateway.start({ kubeconfig: cp.kubeconfigPath, statusAddress: address, ingress: true });
       const port = traefik.httpPort;
       const gatewayObjects = `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
@@ -513,8 +539,7 @@ spec:
       const overlay = await cp.kubectl(['apply', '-k', packageFile('manifests', 'overlays', 'gateway')]);
       expect(overlay.code, overlay.stderr).to.equal(0);
       await rolledOut(cp, 'staticsite-controller');
-      // Then the records in DNS too, as a user composes it: the gateway overlay plus the DNS
-      // component, its placeholder server replaced with the BIND on the node's address.
+      // Then the records in DNS too.
       await bind.start();
       const secret = await cp.kubectl([
         '-n',
@@ -527,23 +552,7 @@ spec:
       ]);
       expect(secret.code, secret.stderr).to.equal(0);
       withDns = await mkdtemp(join(tmpdir(), 'gateway-dns-'));
-      const from = (...parts: string[]) => relative(withDns, packageFile(...parts));
-      await writeFile(
-        join(withDns, 'kustomization.yaml'),
-        `apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources: [${from('manifests', 'overlays', 'gateway')}]
-components: [${from('manifests', 'components', 'dns-records')}]
-patches:
-  - target: {kind: Deployment, name: staticsite-controller}
-    patch: |-
-      - {op: test, path: /spec/template/spec/containers/0/args/3, value: "--records=dns:10.96.0.53:53"}
-      - {op: replace, path: /spec/template/spec/containers/0/args/3, value: "--records=dns:${address}:${bind.port}"}
-`,
-      );
-      const composed = await cp.kubectl(['apply', '-k', withDns]);
-      expect(composed.code, composed.stderr).to.equal(0);
-      await rolledOut(cp, 'staticsite-controller');
+      await applyWithDns('gateway');
       await cp.ensureNamespace(GW_NS);
     });
 
@@ -599,7 +608,7 @@ patches:
       );
       expect(served).to.equal('<h1>front v1</h1>');
       // DNS answers the Gateway's address for the name, and the page is served at that answer.
-      const answer = await eventually('the A record', async () => (await bind.dig(host, 'A', address))[0], 30_000);
+      const answer = await eventually('the A record', async () => (await resolve(host))[0], 30_000);
       expect(answer).to.equal(address);
       expect(
         (await getOnce(`http://${answer}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`)).body,
@@ -657,7 +666,61 @@ patches:
         },
         120_000,
       );
-      expect(await bind.dig(`front.${GW_NS}.sites.staticsite.dev`, 'ANY', address)).to.deep.equal([]);
+      expect(await resolve(`front.${GW_NS}.sites.staticsite.dev`)).to.deep.equal([]);
+    });
+
+    it('with --ingress-class instead (manifests/overlays/ingress): an Ingress per site, served, resolved, deleted', async () => {
+      const ingressClass = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: public}
+spec: {controller: ${TRAEFIK_INGRESS_CONTROLLER}}
+`;
+      const created = await cp.kubectl(['apply', '-f', '-'], ingressClass);
+      expect(created.code, created.stderr).to.equal(0);
+      await applyWithDns('ingress');
+      const site = await cp.admin.post(gwSites, {
+        apiVersion: 'staticsite.dev/v1',
+        kind: 'StaticSite',
+        metadata: { name: 'back' },
+        spec: { content: '<h1>back</h1>' },
+      });
+      expect(site.status, site.text).to.equal(201);
+      const host = `back.${GW_NS}.sites.staticsite.dev`;
+      const { site: ready } = await eventually(
+        'the site Ready',
+        async () => {
+          const now = await readyOf('back');
+          return now.ready?.status === 'True' ? now : undefined;
+        },
+        180_000,
+      );
+      expect(ready.status?.url).to.equal(`http://${host}/`);
+      const ingresses = `/apis/networking.k8s.io/v1/namespaces/${GW_NS}/ingresses`;
+      const ingress = await cp.admin.get<{ status?: unknown }>(`${ingresses}/back`);
+      expect(ingress.body.status).to.deep.equal({ loadBalancer: { ingress: [{ ip: address }] } });
+      const answer = await eventually('the A record', async () => (await resolve(host))[0], 30_000);
+      expect(answer).to.equal(address);
+      const served = await eventually(
+        'the page through the ingress',
+        async () => {
+          const res = await getOnce(`http://${answer}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`);
+          return res.status === 200 ? res.body : undefined;
+        },
+        30_000,
+      );
+      expect(served).to.equal('<h1>back</h1>');
+      const deleted = await cp.admin.delete(`${gwSites}/back`);
+      expect([200, 202]).to.include(deleted.status);
+      await eventually(
+        'the site and its Ingress gone, the name neither resolved nor served',
+        async () => {
+          const [gone, ing] = await Promise.all([cp.admin.get(`${gwSites}/back`), cp.admin.get(`${ingresses}/back`)]);
+          const res = await throughGateway(host);
+          return gone.status === 404 && ing.status === 404 && res?.status === 404;
+        },
+        120_000,
+      );
+      expect(await resolve(host)).to.deep.equal([]);
     });
   });
 });
