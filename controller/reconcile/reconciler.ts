@@ -16,11 +16,17 @@ import type { ClaimVerdict, HostnameClaims } from '../claims/hostname-claims.ts'
 import type { EventRecorder, EventType } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
 import { OwnWrites } from '../own-writes.ts';
-import { describeTarget, type ExternalRecord, type RecordStore, recordSets } from '../records/record-store.ts';
+import {
+  describeTarget,
+  type ExternalRecord,
+  type RecordStore,
+  recordSets,
+  type ServedVia,
+} from '../records/record-store.ts';
 import { type ChildKind, type ChildOptions, childName } from './children.ts';
 import { type ChildLookup, type EnsureResult, ensureChild } from './ensure.ts';
 import { ingressAddresses, ingressReadiness } from './ingress.ts';
-import { describeGateway, type GatewayRef, routeReadiness } from './route.ts';
+import { describeGateway, type GatewayRef, gatewayAddresses, routeReadiness } from './route.ts';
 import { desiredStatus, type Readiness, statusUnchanged } from './status.ts';
 
 /** What a reconcile asks of the queue when it did not fail. */
@@ -139,12 +145,8 @@ function serverWords(error: unknown): string {
   return error instanceof ApiError ? error.serverMessage : errorMessage(error);
 }
 
-/** The site's external record; behind a Gateway (`gateway`, with the Gateway as read), pointing at its addresses. */
-export function externalRecordFor(
-  site: StaticSiteV1,
-  baseDomain: string,
-  gateway?: { ref: GatewayRef; object: Gateway | undefined },
-): ExternalRecord {
+/** The site's external record; served `via` a Gateway or an Ingress, pointing at its addresses. */
+export function externalRecordFor(site: StaticSiteV1, baseDomain: string, via?: ServedVia): ExternalRecord {
   const { name, namespace } = site.metadata;
   const record: ExternalRecord = {
     hostname: siteHostname(site, baseDomain),
@@ -152,12 +154,7 @@ export function externalRecordFor(
     port: 80,
     site: `${namespace}/${name}`,
   };
-  if (!gateway) return record;
-  const addresses = (gateway.object?.status?.addresses ?? []).map((a) => ({
-    type: a.type ?? 'IPAddress',
-    value: a.value,
-  }));
-  return { ...record, via: { kind: 'Gateway', name: `${gateway.ref.namespace}/${gateway.ref.name}`, addresses } };
+  return via ? { ...record, via } : record;
 }
 
 /**
@@ -312,20 +309,20 @@ export class SiteReconciler {
     const children = await this.ensureChildren(site, signal);
     this.emit(site, children);
     const outcomes: StepOutcome[] = [children];
-    const route = this.exposureProblem(children.objects);
+    const exposure = this.exposureProblem(children.objects);
     if (!children.failed) {
-      const record = this.externalRecord(site, children.objects);
+      const record = externalRecordFor(site, this.deps.config.baseDomain, this.servedVia(site, children.objects));
       // The hostname first: a record is published, or kept, only for a hostname this site holds.
       const claim = await this.claimHostname(key, site, record.hostname, signal);
       this.emit(site, claim);
       // Behind a Gateway or an Ingress the name points there: only once it serves the site.
-      const blocked = children.problems.length > 0 || claim.problems.length > 0 || route !== undefined;
+      const blocked = children.problems.length > 0 || claim.problems.length > 0 || exposure !== undefined;
       const published = await this.convergeRecord({ key, site, record, verdict: claim.verdict, blocked }, signal);
       this.emit(site, published);
       outcomes.push(claim, published);
     }
     const problems = outcomes.flatMap((o) => o.problems);
-    await this.writePassStatus(site, { children, problems, route }, signal);
+    await this.writePassStatus(site, { children, problems, exposure }, signal);
     if (children.failed) throw children.failed.error;
     // A lost hostname is no failure of ours: the site waits, without backoff, for the holder to let
     // go; the claim's deletion re-queues it (event handlers), the resync is the safety net.
@@ -339,21 +336,20 @@ export class SiteReconciler {
   }
 
   /**
-   * The site's record: with --gateway (and the Gateway API served), at the Gateway's addresses; with
-   * --ingress-class, at its Ingress's.
+   * What serves the site by its hostname: with --ingress-class its Ingress, with --gateway (and the
+   * Gateway API served) the Gateway, each with the addresses it reports; otherwise nothing but the Service.
    */
-  private externalRecord(site: StaticSiteV1, children: Map<string, KubeObject>): ExternalRecord {
+  private servedVia(site: StaticSiteV1, children: Map<string, KubeObject>): ServedVia | undefined {
     const { config, gateways } = this.deps;
     if (config.ingressClass) {
-      const record = externalRecordFor(site, config.baseDomain);
       const ingress = children.get(INGRESSES.kind) as Ingress | undefined;
       const name = `${site.metadata.namespace}/${childName(site)}`;
-      return { ...record, via: { kind: 'Ingress', name, addresses: ingressAddresses(ingress) } };
+      return { kind: 'Ingress', name, addresses: ingressAddresses(ingress) };
     }
     const gateway = config.gateway?.served ? config.gateway.ref : undefined;
-    if (!gateway) return externalRecordFor(site, config.baseDomain);
-    const object = gateways?.get(`${gateway.namespace}/${gateway.name}`);
-    return externalRecordFor(site, config.baseDomain, { ref: gateway, object });
+    if (!gateway) return undefined;
+    const name = `${gateway.namespace}/${gateway.name}`;
+    return { kind: 'Gateway', name, addresses: gatewayAddresses(gateways?.get(name)) };
   }
 
   private emit(site: StaticSiteV1, outcome: StepOutcome): void {
@@ -509,15 +505,15 @@ export class SiteReconciler {
    */
   private async writePassStatus(
     site: StaticSiteV1,
-    pass: { children: ChildrenOutcome; problems: Readiness[]; route: Readiness | undefined },
+    pass: { children: ChildrenOutcome; problems: Readiness[]; exposure: Readiness | undefined },
     signal?: AbortSignal,
   ): Promise<void> {
     const { failed, objects } = pass.children;
     if (failed && !failed.problem) return;
     const deployment = objects.get(DEPLOYMENTS.kind) as Deployment | undefined;
-    const { route } = pass;
-    const problem = failed ? failed.problem : (pass.problems[0] ?? route);
-    const written = this.writeStatus(site, { deployment, problem, reachable: route === undefined }, signal);
+    const { exposure } = pass;
+    const problem = failed ? failed.problem : (pass.problems[0] ?? exposure);
+    const written = this.writeStatus(site, { deployment, problem, reachable: exposure === undefined }, signal);
     await (failed ? written.catch(() => {}) : written);
   }
 

@@ -1,6 +1,7 @@
 import { type StaticSiteV1, siteHostname } from '../../api/index.ts';
-import type { HTTPRoute, ParentReference } from '../../kube/objects.ts';
+import type { Gateway, HTTPRoute, ParentReference } from '../../kube/objects.ts';
 import { HTTPROUTES } from '../../kube/resources.ts';
+import type { ServingAddress } from '../records/record-store.ts';
 import { type ChildKind, childName, HTTP_PORT, mutateMetadata } from './children.ts';
 import type { Readiness } from './status.ts';
 
@@ -109,4 +110,9 @@ export function routeReadiness(route: HTTPRoute, gateway: GatewayRef): Readiness
     };
   }
   return undefined;
+}
+
+/** A Gateway's `status.addresses` as record targets (an address without a type is an IPAddress, the API's default). */
+export function gatewayAddresses(gateway: Gateway | undefined): ServingAddress[] {
+  return (gateway?.status?.addresses ?? []).map((a) => ({ type: a.type ?? 'IPAddress', value: a.value }));
 }
