@@ -487,6 +487,41 @@ patches:
     /** The name's A records, asked of the zone's server at the node's address as a client outside would. */
     const resolve = (host: string) => bind.dig(host, 'A', address);
 
+    /** Creates a site in GW_NS and waits until it is Ready; returns it with its hostname. */
+    const readySite = async (name: string, html: string) => {
+      const created = await cp.admin.post(gwSites, {
+        apiVersion: 'staticsite.dev/v1',
+        kind: 'StaticSite',
+        metadata: { name },
+        spec: { content: html },
+      });
+      expect(created.status, created.text).to.equal(201);
+      const { site } = await eventually(
+        `${name} Ready`,
+        async () => {
+          const now = await readyOf(name);
+          return now.ready?.status === 'True' ? now : undefined;
+        },
+        180_000,
+      );
+      return { site, host: `${name}.${GW_NS}.sites.staticsite.dev` };
+    };
+
+    /** DNS answers `host` with Traefik's address, and a GET for `host` at that answer returns `html`. */
+    const servedByItsName = async (host: string, html: string) => {
+      const answer = await eventually('the A record', async () => (await resolve(host))[0], 30_000);
+      expect(answer).to.equal(address);
+      const served = await eventually(
+        `${host} at ${answer}`,
+        async () => {
+          const res = await getOnce(`http://${answer}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`);
+          return res.status === 200 ? res.body : undefined;
+        },
+        30_000,
+      );
+      expect(served).to.equal(html);
+    };
+
     /** GET / for `host` at the Gateway's address and port: `curl --resolve HOST:PORT:ADDRESS`. */
     const throughGateway = (host: string) =>
       getOnce(`http://${address}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`).catch(() => undefined);
@@ -575,22 +610,7 @@ spec:
     });
 
     it('a site is Ready with its URL once the Gateway accepts its route, and its hostname serves its HTML there', async () => {
-      const created = await cp.admin.post(gwSites, {
-        apiVersion: 'staticsite.dev/v1',
-        kind: 'StaticSite',
-        metadata: { name: 'front' },
-        spec: { content: '<h1>front v1</h1>' },
-      });
-      expect(created.status, created.text).to.equal(201);
-      const host = `front.${GW_NS}.sites.staticsite.dev`;
-      const { site } = await eventually(
-        'the site Ready',
-        async () => {
-          const now = await readyOf('front');
-          return now.ready?.status === 'True' ? now : undefined;
-        },
-        180_000,
-      );
+      const { site, host } = await readySite('front', '<h1>front v1</h1>');
       expect(site.status?.url).to.equal(`http://${host}/`);
       const route = await cp.admin.get<{
         status?: { parents?: Array<{ controllerName: string; conditions: Array<{ type: string; status: string }> }> };
@@ -608,11 +628,7 @@ spec:
       );
       expect(served).to.equal('<h1>front v1</h1>');
       // DNS answers the Gateway's address for the name, and the page is served at that answer.
-      const answer = await eventually('the A record', async () => (await resolve(host))[0], 30_000);
-      expect(answer).to.equal(address);
-      expect(
-        (await getOnce(`http://${answer}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`)).body,
-      ).to.equal('<h1>front v1</h1>');
+      await servedByItsName(host, '<h1>front v1</h1>');
       // Another name at the same address is not this site.
       expect((await throughGateway(`nothing.${GW_NS}.sites.staticsite.dev`))?.status).to.equal(404);
     });
@@ -678,37 +694,12 @@ spec: {controller: ${TRAEFIK_INGRESS_CONTROLLER}}
       const created = await cp.kubectl(['apply', '-f', '-'], ingressClass);
       expect(created.code, created.stderr).to.equal(0);
       await applyWithDns('ingress');
-      const site = await cp.admin.post(gwSites, {
-        apiVersion: 'staticsite.dev/v1',
-        kind: 'StaticSite',
-        metadata: { name: 'back' },
-        spec: { content: '<h1>back</h1>' },
-      });
-      expect(site.status, site.text).to.equal(201);
-      const host = `back.${GW_NS}.sites.staticsite.dev`;
-      const { site: ready } = await eventually(
-        'the site Ready',
-        async () => {
-          const now = await readyOf('back');
-          return now.ready?.status === 'True' ? now : undefined;
-        },
-        180_000,
-      );
-      expect(ready.status?.url).to.equal(`http://${host}/`);
+      const { site, host } = await readySite('back', '<h1>back</h1>');
+      expect(site.status?.url).to.equal(`http://${host}/`);
       const ingresses = `/apis/networking.k8s.io/v1/namespaces/${GW_NS}/ingresses`;
       const ingress = await cp.admin.get<{ status?: unknown }>(`${ingresses}/back`);
       expect(ingress.body.status).to.deep.equal({ loadBalancer: { ingress: [{ ip: address }] } });
-      const answer = await eventually('the A record', async () => (await resolve(host))[0], 30_000);
-      expect(answer).to.equal(address);
-      const served = await eventually(
-        'the page through the ingress',
-        async () => {
-          const res = await getOnce(`http://${answer}:${traefik?.httpPort}/`, 2_000, `${host}:${traefik?.httpPort}`);
-          return res.status === 200 ? res.body : undefined;
-        },
-        30_000,
-      );
-      expect(served).to.equal('<h1>back</h1>');
+      await servedByItsName(host, '<h1>back</h1>');
       const deleted = await cp.admin.delete(`${gwSites}/back`);
       expect([200, 202]).to.include(deleted.status);
       await eventually(
