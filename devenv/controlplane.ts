@@ -26,6 +26,11 @@ export interface ControlPlaneOptions {
    * ServiceAccount tokens, and kube-controller-manager runs what real pods need besides.
    */
   nodeAddress?: string;
+  /**
+   * kube-controller-manager's client QPS (burst twice that). Default: its own, 20: the pace of
+   * Deployments and ReplicaSets a benchmark raises so that the controller under test is the limit.
+   */
+  controllerManagerQps?: number;
 }
 
 /** What real pods need from kube-controller-manager beyond DEFAULT_CONTROLLERS. */
@@ -180,6 +185,7 @@ export class ControlPlane {
         controllers,
         port: kcmPort,
         certDir: join(this.dir, 'kcm-certs'),
+        qps: this.options.controllerManagerQps,
       }),
       log('kube-controller-manager'),
     );
@@ -282,10 +288,12 @@ interface ControllerManagerFlagInput {
   controllers: string[];
   port: number;
   certDir: string;
+  /** Client QPS (burst: twice); default kube-controller-manager's. */
+  qps?: number;
 }
 
 /** kube-controller-manager flags: the chosen controllers, no leader election, loopback only. */
-export function controllerManagerFlags({ kubeconfig, controllers, port, certDir }: ControllerManagerFlagInput) {
+export function controllerManagerFlags({ kubeconfig, controllers, port, certDir, qps }: ControllerManagerFlagInput) {
   return [
     `--kubeconfig=${kubeconfig}`,
     `--authentication-kubeconfig=${kubeconfig}`,
@@ -298,6 +306,7 @@ export function controllerManagerFlags({ kubeconfig, controllers, port, certDir 
     '--concurrent-deployment-syncs=10',
     '--concurrent-replicaset-syncs=10',
     '--concurrent-gc-syncs=20',
+    ...(qps === undefined ? [] : [`--kube-api-qps=${qps}`, `--kube-api-burst=${2 * qps}`]),
     '--v=1',
   ];
 }
