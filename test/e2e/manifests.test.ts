@@ -299,39 +299,37 @@ describe('e2e: the kustomize manifests', function () {
     ]);
   });
 
-  it('gateway: the controller gets --gateway, and its ServiceAccount the HTTPRoute grant the registry asks for', () => {
-    const objects = built.get('manifests/overlays/gateway') ?? [];
-    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-controller');
-    expect(deployment?.spec?.template.spec.containers[0].args).to.include('--gateway=staticsite-system/public');
-    const binding = objects.find(
-      (o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'staticsite-controller-routes',
-    );
-    expect(binding?.subjects).to.deep.equal([
-      { kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' },
-    ]);
-    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === binding?.roleRef?.name);
-    expect(role?.rules?.flatMap((r) => r.resources)).to.deep.equal(['httproutes', 'gateways']);
-  });
-
-  it('ingress: the controller gets --ingress-class, and its ServiceAccount the Ingress grant the registry asks for', () => {
-    const objects = built.get('manifests/overlays/ingress') ?? [];
-    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-controller');
-    expect(deployment?.spec?.template.spec.containers[0].args).to.include('--ingress-class=public');
-    const binding = objects.find(
-      (o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'staticsite-controller-ingresses',
-    );
-    expect(binding?.subjects).to.deep.equal([
-      { kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' },
-    ]);
-    const role = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === binding?.roleRef?.name);
-    expect(role?.rules).to.deep.equal([
-      {
-        apiGroups: ['networking.k8s.io'],
-        resources: ['ingresses'],
-        verbs: ['get', 'list', 'watch', 'create', 'update'],
-      },
-    ]);
-  });
+  const CHILD_VERBS = ['get', 'list', 'watch', 'create', 'update'];
+  const exposures = [
+    {
+      overlay: 'gateway',
+      flag: '--gateway=staticsite-system/public',
+      role: 'staticsite-controller-routes',
+      rules: [
+        { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes'], verbs: CHILD_VERBS },
+        { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['get', 'list', 'watch'] },
+      ],
+    },
+    {
+      overlay: 'ingress',
+      flag: '--ingress-class=public',
+      role: 'staticsite-controller-ingresses',
+      rules: [{ apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: CHILD_VERBS }],
+    },
+  ];
+  for (const { overlay, flag, role, rules } of exposures) {
+    it(`${overlay}: the controller gets ${flag.split('=')[0]}, and its ServiceAccount the grant it asks for at start-up`, () => {
+      const objects = built.get(`manifests/overlays/${overlay}`) ?? [];
+      const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-controller');
+      expect(deployment?.spec?.template.spec.containers[0].args).to.include(flag);
+      const binding = objects.find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === role);
+      expect(binding?.subjects).to.deep.equal([
+        { kind: 'ServiceAccount', name: 'staticsite-controller', namespace: 'staticsite-system' },
+      ]);
+      const clusterRole = objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === binding?.roleRef?.name);
+      expect(clusterRole?.rules).to.deep.equal(rules);
+    });
+  }
 
   it("dns: the controller takes the overlay's flags, and reads its TSIG key where the Secret is mounted", () => {
     const objects = built.get('manifests/overlays/dns') ?? [];
