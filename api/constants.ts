@@ -44,3 +44,16 @@ export const VALIDATE_PATH = '/validate';
 
 /** The base domain of `spec.hostname`'s default (hostname.ts), unless configured otherwise. */
 export const DEFAULT_BASE_DOMAIN = 'sites.staticsite.dev';
+
+/**
+ * Sharded controllers (`staticsite controller --sharded`): the shard that reconciles a StaticSite,
+ * set by the mutating webhook at admission and by the sharder when the shards change; the site's
+ * children carry it too, so each shard watches only its own objects.
+ */
+export const SHARD_LABEL = 'shard.staticsite.dev/controller';
+/** Set by the sharder on a site that must move to another live shard; that shard hands it over by removing both labels. */
+export const DRAIN_LABEL = 'drain.staticsite.dev/controller';
+/** On each shard's own Lease: the shard's name. The ring is made of the live Leases with this label. */
+export const SHARD_LEASE_LABEL = 'staticsite.dev/shard';
+/** A shard's Lease is `staticsite-shard-<shard name>`. */
+export const SHARD_LEASE_PREFIX = 'staticsite-shard-';

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DEFAULT_BASE_DOMAIN, EXCLUDED_NAMESPACES } from '../api/index.ts';
+import { hostname } from 'node:os';
+import { DEFAULT_BASE_DOMAIN, EXCLUDED_NAMESPACES, SHARD_LEASE_PREFIX } from '../api/index.ts';
 import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
 import { type GatewayRef, parseGatewayRef } from '../controller/reconcile/route.ts';
@@ -115,6 +116,17 @@ const CONTROLLER = new CommandLine('controller', {
     value: 'NAME',
     help: 'instead of --gateway: an Ingress per site of this IngressClass; a site is Ready, with its URL, once its ingress controller reports an address',
   },
+  sharded: {
+    type: 'boolean',
+    default: false,
+    help: 'one shard of several replicas: a Lease per replica, each reconciles only its sites (implies --leader-elect: the leader moves sites between shards)',
+  },
+  'shard-name': {
+    type: 'string',
+    value: 'NAME',
+    help: "with --sharded: this replica's shard (default $POD_NAME, else the host name)",
+    detail: true,
+  },
 });
 
 export const usage = CONTROLLER.synopsis();
@@ -178,7 +190,24 @@ function controllerOptions(flags: ControllerFlags): ControllerProcessOptions & {
     watchDownThresholdMs: duration('--watch-down-threshold', flags['watch-down-threshold']),
     identity: flags.identity,
     ...exposureOptions(flags),
+    shard: shardName(flags),
   };
+}
+
+/** `--sharded` and `--shard-name`: the shard's name is a label value and part of its Lease's name. */
+function shardName(flags: ControllerFlags): string | undefined {
+  const named = flags['shard-name'];
+  if (!flags.sharded) {
+    if (named !== undefined) throw new UsageError('--shard-name needs --sharded');
+    return undefined;
+  }
+  const name = named ?? process.env.POD_NAME ?? hostname();
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63 - SHARD_LEASE_PREFIX.length) {
+    throw new UsageError(
+      `--shard-name: "${name}" is not a shard name (lower-case letters, digits and '-', at most ${63 - SHARD_LEASE_PREFIX.length} characters)`,
+    );
+  }
+  return name;
 }
 
 /**

@@ -6,7 +6,7 @@ import { CONNECTION_SETTINGS, REVIEW_ISOLATION } from '../webhook/server-setting
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
 import { CommandLine, duration, formatDuration, listenPort, positiveInt } from './flags.ts';
 import { processFlags, processSettings } from './observability-flags.ts';
-import type { CommandIO } from './usage.ts';
+import { type CommandIO, UsageError } from './usage.ts';
 
 const WEBHOOK = new CommandLine('webhook', {
   'cert-dir': {
@@ -29,6 +29,11 @@ const WEBHOOK = new CommandLine('webhook', {
     type: 'string',
     value: 'F',
     help: 'with a cluster (this or in-cluster) the unique-hostname rule is on',
+  },
+  'shard-leases-namespace': {
+    type: 'string',
+    value: 'NS',
+    help: 'label each StaticSite with its shard of the sharded controllers (controller --sharded) whose Leases are in NS',
   },
   'shutdown-delay': {
     type: 'string',
@@ -106,6 +111,17 @@ async function webhookMetricsSecurity(
   return metricsSecurity(true, api, logger);
 }
 
+/** `--shard-leases-namespace NS`: the ring of the sharded controllers, which needs a cluster. */
+async function shardSource(flags: WebhookFlags, logger: ReturnType<typeof createProcessLogger>) {
+  const namespace = flags['shard-leases-namespace'];
+  if (namespace === undefined) return undefined;
+  if (!hasCluster(flags.kubeconfig)) {
+    throw new UsageError('--shard-leases-namespace needs a cluster: --kubeconfig, or run in one');
+  }
+  const { shardRingInformer } = await import('../webhook/kube/shard-ring-informer.ts');
+  return shardRingInformer({ kubeconfig: flags.kubeconfig, namespace, logger });
+}
+
 /** `staticsite webhook`: serves /mutate, /validate and /convert over HTTPS until SIGTERM. */
 export async function webhookCommand(args: string[], io: CommandIO): Promise<number> {
   const flags = WEBHOOK.parse(args).values;
@@ -125,6 +141,7 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
             logger,
           })
         : undefined,
+      shards: await shardSource(flags, logger),
     };
     webhook = await startWebhookServer(settings);
   } catch (error) {

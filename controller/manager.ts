@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { STATICSITES, type StaticSiteV1 } from '../api/index.ts';
+import { SHARD_LABEL, SHARD_LEASE_LABEL, SHARD_LEASE_PREFIX, STATICSITES, type StaticSiteV1 } from '../api/index.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import { errorMessage } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
@@ -9,6 +9,7 @@ import type { Gateway, KubeObject, Lease } from '../kube/objects.ts';
 import { type Check, PING } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
 import { GATEWAYS, LEASES, type ResourceType } from '../kube/resources.ts';
+import { ShardMembership } from '../kube/sharding/shard-membership.ts';
 import { CHILDREN, type ChildKind, type ChildRegistry } from './child-registry.ts';
 import { CLAIM_SELECTOR, HostnameClaims } from './claims/hostname-claims.ts';
 import { Controller } from './controller.ts';
@@ -23,6 +24,7 @@ import type { WorkQueue } from './queue/work-queue.ts';
 import { MANAGED_SELECTOR } from './reconcile/children.ts';
 import { type ReconcilerConfig, SiteReconciler } from './reconcile/reconciler.ts';
 import type { RecordStore } from './records/record-store.ts';
+import { Sharder } from './sharding/sharder.ts';
 
 export const LEASE_NAME = 'staticsite-controller';
 
@@ -32,6 +34,14 @@ export interface LeaderElectionConfig {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+}
+
+/** `--sharded`: this replica is one shard of the controllers (docs/sharding.md). */
+export interface ShardingConfig {
+  /** This replica's shard: its Lease is `staticsite-shard-<shard>`, its sites carry it in SHARD_LABEL. */
+  shard: string;
+  /** Where the shard Leases live: the controller's own namespace. */
+  namespace: string;
 }
 
 export interface ManagerConfig extends ReconcilerConfig {
@@ -50,6 +60,12 @@ export interface ManagerConfig extends ReconcilerConfig {
   shutdownGraceMs: number;
   leaderElection?: LeaderElectionConfig;
   identity?: string;
+  /**
+   * One shard of several: this replica holds its own shard Lease (the lease timings of
+   * `leaderElection`, which must be set) and reconciles only its shard's sites; the leader of the
+   * leader-election Lease also runs the sharder.
+   */
+  sharding?: ShardingConfig;
 }
 
 export interface ManagerDeps {
@@ -93,6 +109,10 @@ export class ControllerManager {
   /** With --gateway (and the Gateway API served): the one Gateway, for the addresses the records point at. */
   readonly gateway: Informer<Gateway> | undefined;
   readonly elector: LeaseElector | undefined;
+  /** --sharded: this replica's own shard Lease (it reconciles while it holds it). */
+  readonly shardElector: LeaseElector | undefined;
+  /** --sharded: the sharder, run while this replica leads. */
+  readonly sharder: Sharder | undefined;
   private readonly deps: ManagerDeps;
   private readonly config: ManagerConfig;
   private fatal: string | undefined;
@@ -102,11 +122,14 @@ export class ControllerManager {
     this.config = config;
     this.identity = config.identity ?? `${hostname()}_${randomUUID()}`;
     const { api, clock, logger, metrics } = deps;
-    this.sites = this.informer<StaticSiteV1>({ type: STATICSITES });
-    this.children = (deps.children ?? CHILDREN).map((kind) => ({
-      kind,
-      informer: this.informer<KubeObject>({ type: kind.type, labelSelector: MANAGED_SELECTOR }),
-    }));
+    const sharding = config.sharding;
+    if (sharding && !config.leaderElection) {
+      throw new Error('sharding needs leader election (the sharder runs on the leader)');
+    }
+    // A shard watches only its own sites and their children.
+    const ownShard = sharding && `${SHARD_LABEL}=${sharding.shard}`;
+    this.sites = this.informer<StaticSiteV1>({ type: STATICSITES, labelSelector: ownShard });
+    this.children = this.childInformers(deps.children ?? CHILDREN, ownShard);
     this.claims = this.informer<Lease>({
       type: LEASES,
       labelSelector: CLAIM_SELECTOR,
@@ -135,7 +158,7 @@ export class ControllerManager {
       events: deps.events,
       clock,
       logger,
-      config,
+      config: { ...config, shard: sharding?.shard },
       writes,
     });
     this.controller = new Controller(
@@ -157,6 +180,7 @@ export class ControllerManager {
       );
     }
     this.elector = config.leaderElection && this.leaseElector(config.leaderElection);
+    [this.shardElector, this.sharder] = sharding ? this.shardParts(sharding) : [];
   }
 
   /** An informer of `type` in the watched namespace (or `namespace`), named after its plural (or `name`). */
@@ -182,7 +206,43 @@ export class ControllerManager {
     });
   }
 
-  private leaseElector(le: LeaderElectionConfig): LeaseElector {
+  private childInformers(kinds: ChildRegistry, ownShard: string | undefined): WatchedChild[] {
+    return kinds.map((kind) => ({
+      kind,
+      informer: this.informer<KubeObject>({
+        type: kind.type,
+        labelSelector: ownShard ? `${MANAGED_SELECTOR},${ownShard}` : MANAGED_SELECTOR,
+      }),
+    }));
+  }
+
+  /** --sharded: this replica's shard Lease, and the sharder it runs while it leads. */
+  private shardParts(sharding: ShardingConfig): [LeaseElector, Sharder] {
+    const { api, clock, logger, metrics } = this.deps;
+    const elector = this.leaseElector({
+      ...(this.config.leaderElection as LeaderElectionConfig),
+      namespace: sharding.namespace,
+      name: `${SHARD_LEASE_PREFIX}${sharding.shard}`,
+      labels: { [SHARD_LEASE_LABEL]: sharding.shard },
+    });
+    const sharder = new Sharder({
+      api,
+      clock,
+      logger,
+      metrics,
+      sites: this.informer<StaticSiteV1>({ type: STATICSITES, name: 'sharder-staticsites' }),
+      leases: this.informer<Lease>({
+        type: LEASES,
+        namespace: sharding.namespace,
+        labelSelector: SHARD_LEASE_LABEL,
+        name: 'shard-leases',
+      }),
+      membership: new ShardMembership(clock, SHARD_LEASE_LABEL),
+    });
+    return [elector, sharder];
+  }
+
+  private leaseElector(le: LeaderElectionConfig & { labels?: Record<string, string> }): LeaseElector {
     const { api, clock, logger, metrics } = this.deps;
     return new LeaseElector({
       api,
@@ -194,6 +254,7 @@ export class ControllerManager {
       leaseDurationMs: le.leaseDurationMs,
       renewDeadlineMs: le.renewDeadlineMs,
       retryPeriodMs: le.retryPeriodMs,
+      labels: le.labels,
       onLeaderChange: (leader) => metrics.setLeader(le.name ?? LEASE_NAME, leader),
     });
   }
@@ -243,7 +304,9 @@ export class ControllerManager {
     for (const informer of this.informers()) informer.start();
     let end: RunEnd = 'stopped';
     try {
-      if (this.elector) {
+      if (this.shardElector && this.sharder && this.elector) {
+        end = await this.runShard(stop, this.shardElector, this.elector, this.sharder);
+      } else if (this.elector) {
         const outcome = await this.elector.run(stop, (leading) => this.lead(leading));
         if (outcome === 'lost') end = 'leadership-lost';
       } else {
@@ -258,6 +321,34 @@ export class ControllerManager {
       logger.info({ end }, 'controller stopped');
     }
     return end;
+  }
+
+  /**
+   * A shard: reconciles its sites while it holds its shard Lease and, while it also holds the
+   * leader-election Lease, runs the sharder. Losing either Lease ends both (the process restarts).
+   */
+  private async runShard(
+    stop: AbortSignal,
+    shard: LeaseElector,
+    leader: LeaseElector,
+    sharder: Sharder,
+  ): Promise<RunEnd> {
+    const both = new AbortController();
+    const stopBoth = () => both.abort();
+    stop.addEventListener('abort', stopBoth, { once: true });
+    const ended = (outcome: 'lost' | 'stopped') => {
+      both.abort();
+      return outcome;
+    };
+    try {
+      const outcomes = await Promise.all([
+        shard.run(both.signal, (active) => this.lead(active)).then(ended),
+        leader.run(both.signal, (active) => sharder.run(active)).then(ended),
+      ]);
+      return outcomes.includes('lost') ? 'leadership-lost' : 'stopped';
+    } finally {
+      stop.removeEventListener('abort', stopBoth);
+    }
   }
 
   /**

@@ -51,6 +51,8 @@ export interface ControllerProcessOptions {
   gateway?: GatewayRef;
   /** `--ingress-class`: an Ingress per site, of this class. */
   ingressClass?: string;
+  /** `--sharded` (with `--shard-name`): this replica is this shard of the controllers; implies leader election. */
+  shard?: string;
 }
 
 export interface RunningController {
@@ -77,14 +79,16 @@ function managerConfig(options: ControllerProcessOptions, ownNamespace: string):
     image: options.image,
     port: options.sitePort,
     identity: options.identity,
-    leaderElection: options.leaderElect
-      ? {
-          namespace: ownNamespace,
-          leaseDurationMs: options.leaseDurationMs,
-          renewDeadlineMs: options.renewDeadlineMs,
-          retryPeriodMs: options.retryPeriodMs,
-        }
-      : undefined,
+    sharding: options.shard === undefined ? undefined : { shard: options.shard, namespace: ownNamespace },
+    leaderElection:
+      options.leaderElect || options.shard !== undefined
+        ? {
+            namespace: ownNamespace,
+            leaseDurationMs: options.leaseDurationMs,
+            renewDeadlineMs: options.renewDeadlineMs,
+            retryPeriodMs: options.retryPeriodMs,
+          }
+        : undefined,
   };
 }
 
@@ -198,7 +202,8 @@ export async function startController(
       excludedNamespaces: options.excludeNamespaces,
       claimsNamespace: config.claimsNamespace,
       workers: options.workers,
-      leaderElect: options.leaderElect,
+      leaderElect: config.leaderElection !== undefined,
+      shard: options.shard,
       identity: manager.identity,
       metricsPort,
       probePort,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { HostnameIndex } from './admission/hostname-index.ts';
+import type { ShardAssigner } from './admission/shard-label.ts';
 import { keepConnectionsFair } from './http/connection-fairness.ts';
 import { createWebhookListener, type Readiness } from './http/listener.ts';
 import { WebhookMetrics } from './http/metrics.ts';
@@ -23,6 +24,13 @@ export interface HostnameSource {
   stop(): Promise<void>;
 }
 
+/** The sharded controllers' ring (`--shard-leases-namespace`): absent, sites get no shard label. */
+export interface ShardSource {
+  assigner: ShardAssigner;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
 export interface WebhookServerOptions {
   certDir: string;
   port: number;
@@ -33,6 +41,7 @@ export interface WebhookServerOptions {
   baseDomain: string;
   logger: Logger;
   hostnames?: HostnameSource;
+  shards?: ShardSource;
   fs?: CredentialsFileSystem;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdownGraceMs?: number;
@@ -133,6 +142,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const reviews = createWebhookListener({
     evaluate: (task) => pool.evaluate(task),
     hostnames: hostnames?.index,
+    shards: options.shards?.assigner,
     metrics,
     logger,
     readiness,
@@ -193,6 +203,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     throw error;
   }
   if (hostnames) await hostnames.start();
+  await options.shards?.start();
   reloader.start();
   const port = await listen(server, options.port, options.host);
   listening = true;
@@ -203,6 +214,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       probePort,
       certNotAfter: credentials.notAfter.toISOString(),
       crossObjectRule: hostnames ? 'on' : 'off (standalone: no kubeconfig and not in a cluster)',
+      shardLabels: options.shards ? 'on' : 'off',
     },
     'webhook serving',
   );
@@ -225,6 +237,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       await pool.close();
       await servers.close();
       await hostnames?.stop();
+      await options.shards?.stop();
       logger.info({}, 'webhook stopped');
     })();
     return closing;

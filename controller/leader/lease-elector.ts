@@ -12,6 +12,8 @@ export interface LeaseElectorOptions {
   namespace: string;
   name: string;
   identity: string;
+  /** Labels the Lease gets when this elector creates it (a shard's Lease carries its shard name). */
+  labels?: Record<string, string>;
   /** client-go defaults: 15 s, 10 s, 2 s. renewDeadline must be shorter than leaseDuration. */
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
@@ -31,8 +33,8 @@ export type LeadershipEnd = 'lost' | 'stopped';
  * the lease (empty holder, 1 s duration) so a standby takes over at once.
  */
 export class LeaseElector {
-  private readonly options: Required<Omit<LeaseElectorOptions, 'onLeaderChange'>> &
-    Pick<LeaseElectorOptions, 'onLeaderChange'>;
+  private readonly options: Required<Omit<LeaseElectorOptions, 'onLeaderChange' | 'labels'>> &
+    Pick<LeaseElectorOptions, 'onLeaderChange' | 'labels'>;
   private observed: Lease | undefined;
   private observedRaw = '';
   private observedAt = 0;
@@ -164,7 +166,12 @@ export class LeaseElector {
         const created = await api.create<Lease>(
           LEASES,
           namespace,
-          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
+          {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name, namespace, ...(this.options.labels && { labels: this.options.labels }) },
+            spec,
+          },
           call,
         );
         this.observe(created);

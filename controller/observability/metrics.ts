@@ -47,6 +47,7 @@ const METRICS = {
   relists: counter('staticsite_informer_relists_total', 'Full lists by informer and reason (initial, expired = 410 Gone, error)', ['informer', 'reason']),
   watchRestarts: counter('staticsite_informer_watch_restarts_total', 'Watch reconnects by informer and reason (closed by the server, error, idle = no event or bookmark for too long)', ['informer', 'reason']),
   dnsRequests: counter('staticsite_dns_requests_total', 'Exchanges with the DNS server (--records dns:...) by operation (update, soa, transfer) and result (the rcode, or error for no usable answer)', ['operation', 'result']),
+  shardMoves: counter('staticsite_shard_moves_total', 'Moves the sharder made (--sharded): assign (an unlabelled site, or one of a dead shard), drain (asked a live shard to hand a site over), undrain; by result (ok, conflict, error)', ['kind', 'result']),
   dnsRequestDuration: histogram('staticsite_dns_request_duration_seconds', 'Time of each exchange with the DNS server, by operation, whatever its result', ['operation'], DNS_BUCKETS),
 };
 

@@ -4,6 +4,7 @@ import {
   DEFAULT_REPLICAS,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
+  SHARD_LABEL,
   type StaticSiteV1,
 } from '../../api/index.ts';
 import type { ConfigMap, Container, Deployment, KubeObject, Service } from '../../kube/objects.ts';
@@ -83,8 +84,14 @@ export function contentHash(content: string): string {
   return createHash('sha256').update(content, 'utf8').digest('hex');
 }
 
+/** The object's own labels (not a pod template's): ours, and the site's shard when the controllers are sharded. */
 export function mutateMetadata(object: KubeObject, site: StaticSiteV1): void {
-  object.metadata.labels = { ...(object.metadata.labels ?? {}), ...childLabels(site) };
+  const shard = site.metadata.labels?.[SHARD_LABEL];
+  object.metadata.labels = {
+    ...(object.metadata.labels ?? {}),
+    ...childLabels(site),
+    ...(shard !== undefined && { [SHARD_LABEL]: shard }),
+  };
   setControllerReference(object, site);
 }
 

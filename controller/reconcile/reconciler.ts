@@ -1,4 +1,4 @@
-import { FINALIZER, STATICSITES, type StaticSiteV1, siteHostname } from '../../api/index.ts';
+import { DRAIN_LABEL, FINALIZER, SHARD_LABEL, STATICSITES, type StaticSiteV1, siteHostname } from '../../api/index.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
 import { type Clock, formatTime } from '../../kube/clock.ts';
@@ -23,6 +23,7 @@ import {
   recordSets,
   type ServedVia,
 } from '../records/record-store.ts';
+import { isDraining, shardOf } from '../sharding/shard-moves.ts';
 import { type ChildKind, type ChildOptions, childName } from './children.ts';
 import { type ChildLookup, type EnsureResult, ensureChild } from './ensure.ts';
 import { ingressAddresses, ingressReadiness } from './ingress.ts';
@@ -60,6 +61,11 @@ export interface ReconcilerConfig extends ChildOptions {
    * Ready, with a URL in status, only once its ingress controller reports an address for it.
    */
   ingressClass?: string;
+  /**
+   * `--sharded`: this replica's shard. Only sites labelled with it are reconciled; one the sharder
+   * drained is handed over (its shard labels removed) and left alone from then on.
+   */
+  shard?: string;
 }
 
 /** A child kind of the registry (controller/child-registry.ts) and the cache ensure reads it from. */
@@ -199,9 +205,37 @@ export class SiteReconciler {
       await this.gone(key, signal);
       return {};
     }
+    const { shard } = this.deps.config;
+    if (shard !== undefined) {
+      // Another shard's, or not assigned yet: not ours to touch.
+      if (shardOf(site) !== shard) return {};
+      if (isDraining(site)) return this.handOver(key, site, signal);
+    }
     if (site.metadata.deletionTimestamp) return this.finalize(key, site, signal);
     if (!site.metadata.finalizers?.includes(FINALIZER)) site = await this.addFinalizer(site, signal);
     return this.converge(key, site, signal);
+  }
+
+  /**
+   * The drain handshake's answer: this shard lets the site go by removing its shard and drain labels,
+   * conditional on the version it saw. Nothing of this shard's works on the site from here on (the
+   * queue runs one reconcile of a key at a time, so none is in flight), and the mutating webhook
+   * labels it with its new shard in this same write.
+   */
+  private async handOver(key: string, site: StaticSiteV1, signal?: AbortSignal): Promise<ReconcileResult> {
+    const labels = { ...site.metadata.labels };
+    delete labels[SHARD_LABEL];
+    delete labels[DRAIN_LABEL];
+    try {
+      await this.writeSite(
+        this.deps.api.update(STATICSITES, { ...site, metadata: { ...site.metadata, labels } }, { signal }),
+      );
+    } catch (error) {
+      if (isNotFound(error)) return {};
+      throw error;
+    }
+    this.deps.logger.info({ site: key, shard: this.deps.config.shard }, 'handed a drained site over to another shard');
+    return {};
   }
 
   /** Gone (perhaps in a watch gap): no record outlives the site, nor its claims. Idempotent. */

@@ -42,7 +42,7 @@ describe('controller: CLI', () => {
     expect(await run(['controller', '--workers', 'many'], cio)).to.equal(2);
     expect(out.stderr).to.equal(
       'staticsite controller: --workers must be a whole number of at least 1, got "many"\n' +
-        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT] [--dns-zone Z] [--dns-tsig-key-file F] [--dns-owner-id ID] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false] [--log-level info] [--site-image IMAGE] [--site-port 8080] [--gateway NAMESPACE/NAME] [--ingress-class NAME]\n',
+        'usage: staticsite controller [--kubeconfig F] [--namespace NS] [--exclude-namespaces NS,...] [--claims-namespace NS] [--create-claims-namespace] [--records dir:DIR|dns:HOST:PORT] [--dns-zone Z] [--dns-tsig-key-file F] [--dns-owner-id ID] [--records-dir DIR] [--workers N] [--leader-elect] [--metrics-port 8081] [--metrics-bind-address HOST:PORT] [--health-probe-bind-address HOST:PORT] [--metrics-secure true|false] [--log-level info] [--site-image IMAGE] [--site-port 8080] [--gateway NAMESPACE/NAME] [--ingress-class NAME] [--sharded]\n',
     );
   });
 

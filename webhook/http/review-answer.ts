@@ -9,6 +9,7 @@ import {
   ReviewError,
   reviewResponse,
 } from '../admission/review.ts';
+import { type ShardRequest, shardRequestOf } from '../admission/shard-label.ts';
 import type { HostnameClaim, SchemaVerdict } from '../admission/validate.ts';
 import { conversionFailure, convertReview, parseConversionReview } from '../conversion/convert.ts';
 import { DEFAULT_MAX_DEPTH, decodeJsonBody } from './json-body.ts';
@@ -32,6 +33,12 @@ export interface AnsweredClaim extends HostnameClaim {
   response: AdmissionResponse;
 }
 
+/** A shard request with what it takes to answer the review again with the label added. */
+export interface AnsweredShardRequest extends ShardRequest {
+  apiVersion: AdmissionApiVersion;
+  response: AdmissionResponse;
+}
+
 /**
  * What a review came to: plain data, so a worker thread can hand it over. `text` is the review to
  * send back; `log` the line to log for a denial, its fields already bounded.
@@ -47,6 +54,8 @@ export type ReviewAnswer =
       /** For a denial: the log line's code and message, cut. */
       log?: { code?: number; message: string };
       claim?: AnsweredClaim;
+      /** A mutated StaticSite without a shard label: labelled by the caller when the controllers are sharded. */
+      shard?: AnsweredShardRequest;
     }
   /** The request could not be read as a review (ReviewError): a 4xx with a Status. */
   | { kind: 'failed'; code: number; message: string }
@@ -91,6 +100,7 @@ export function admissionAnswer(
   request: { uid: string; operation: string },
   response: AdmissionResponse,
   claim?: HostnameClaim,
+  shard?: ShardRequest,
 ): ReviewAnswer {
   return {
     kind: 'review',
@@ -100,6 +110,7 @@ export function admissionAnswer(
     outcome: outcomeOf(response),
     log: denialLog(response),
     ...(claim && { claim: { ...claim, apiVersion, response } }),
+    ...(shard && { shard: { ...shard, apiVersion, response } }),
   };
 }
 
@@ -112,7 +123,10 @@ function admission(
   const decoded = decodeJsonBody(task.contentType, task.body, limits.maxDepth ?? DEFAULT_MAX_DEPTH, limits);
   const { apiVersion, request } = parseAdmissionReview(decoded);
   parsed({ path: task.path, apiVersion, uid: request.uid, operation: request.operation });
-  if (task.path === MUTATE_PATH) return admissionAnswer(apiVersion, request, handlers.mutate(request));
+  if (task.path === MUTATE_PATH) {
+    const response = handlers.mutate(request);
+    return admissionAnswer(apiVersion, request, response, undefined, shardRequestOf(request, response));
+  }
   const { response, claim } = handlers.validate(request);
   return admissionAnswer(apiVersion, request, response, claim);
 }

@@ -4,6 +4,7 @@ import { boundMessage, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
 import type { HostnameIndex } from '../admission/hostname-index.ts';
 import { reasonForCode } from '../admission/responses.ts';
 import { type AdmissionRequest, type AdmissionResponse, ReviewError } from '../admission/review.ts';
+import { type ShardAssigner, withShardLabel } from '../admission/shard-label.ts';
 import { hostnameConflict } from '../admission/validate.ts';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH } from './json-body.ts';
 import type { ReviewRecorder, WebhookMetrics } from './metrics.ts';
@@ -46,6 +47,8 @@ export interface InThreadReviewOptions extends ReviewEndpointSettings {
 export interface EvaluatedReviewOptions extends ReviewEndpointSettings {
   evaluate: ReviewEvaluator;
   hostnames?: HostnameIndex;
+  /** The sharded controllers' ring: a mutated StaticSite without a shard label gets one (none: off). */
+  shards?: ShardAssigner;
 }
 
 export type ReviewEndpointOptions = InThreadReviewOptions | EvaluatedReviewOptions;
@@ -223,6 +226,20 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
   const budget = new ByteBudget(options.maxInFlightBytes ?? 2 * maxBodyBytes);
   const evaluate = 'evaluate' in options ? options.evaluate : inThreadEvaluator(options, { maxDepth });
   const hostnames = 'evaluate' in options ? options.hostnames : undefined;
+  const shards = 'evaluate' in options ? options.shards : undefined;
+
+  /** The shard label on a mutated site that has none, when a shard is live. */
+  const sharded = (answer: ReviewAnswer): ReviewAnswer => {
+    if (answer.kind !== 'review' || answer.shard === undefined || shards === undefined) return answer;
+    const { apiVersion, response, ...request } = answer.shard;
+    const shard = shards.shardFor(request.key);
+    if (shard === undefined) return answer;
+    return admissionAnswer(
+      apiVersion,
+      { uid: response.uid, operation: answer.operation },
+      withShardLabel(response, request, shard),
+    );
+  };
 
   /** The unique-hostname rule on an answer that claims a hostname: the same review, denied if it is taken. */
   const judged = (answer: ReviewAnswer): ReviewAnswer => {
@@ -251,7 +268,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       logger.error({ path, err: { message: answer.message, stack: answer.stack } }, 'handler failed');
       return fail(request, 500, 'internal error while handling the review; see the webhook log');
     }
-    const reviewed = judged(answer);
+    const reviewed = sharded(judged(answer));
     if (reviewed.kind !== 'review') return;
     const { uid, operation, outcome } = reviewed;
     if (reviewed.log) logger.info({ uid, path, operation, code: reviewed.log.code }, reviewed.log.message);
