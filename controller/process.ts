@@ -1,4 +1,4 @@
-import { DEFAULT_NAMESPACE } from '../api/index.ts';
+import { DEFAULT_NAMESPACE, SHARD_LEASE_PREFIX } from '../api/index.ts';
 import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
 import type { ClusterConfig } from '../kube/cluster.ts';
@@ -124,6 +124,10 @@ function checkStartup(api: KubeApi, options: ControllerProcessOptions, config: M
         secureMetrics: options.metricsSecurity !== undefined,
         children: childRegistry(config.gateway, config.baseDomain, config.ingressClass),
         gatewayNamespace: config.gateway?.served ? config.gateway.ref.namespace : undefined,
+        shardLease: config.sharding && {
+          namespace: config.sharding.namespace,
+          name: `${SHARD_LEASE_PREFIX}${config.sharding.shard}`,
+        },
       }),
     // Its own clock with ref'd timers: while it waits for the API server nothing else holds the process open.
     { clock: new SystemClock({ unrefTimers: false }), logger },

@@ -26,6 +26,8 @@ export interface StartupNeeds {
   children?: ChildRegistry;
   /** With --gateway and the Gateway API served: the namespace of the Gateway it reads. */
   gatewayNamespace?: string;
+  /** --sharded: this shard's Lease name and its namespace (where every shard Lease lives). */
+  shardLease?: { namespace: string; name: string };
 }
 
 /** Thrown when a start-up dependency is missing: its message names each problem and its fix. */
@@ -58,6 +60,13 @@ export function requiredPermissions(needs: StartupNeeds): Permission[] {
     permissions.push({ verb: 'create', type: LEASES, namespace: election });
     for (const verb of ['get', 'update'])
       permissions.push({ verb, type: LEASES, name: LEASE_NAME, namespace: election });
+  }
+  const shard = needs.shardLease;
+  if (shard !== undefined) {
+    // Its own Lease (renewed), and every shard's (the sharder's ring, while it leads).
+    for (const verb of ['get', 'update'])
+      permissions.push({ verb, type: LEASES, name: shard.name, namespace: shard.namespace });
+    for (const verb of ['list', 'watch']) permissions.push({ verb, type: LEASES, namespace: shard.namespace });
   }
   return permissions;
 }
@@ -160,7 +169,7 @@ export async function checkStartupNeeds(api: KubeApi, needs: StartupNeeds): Prom
   const missing = await missingPermissions(api, requiredPermissions(needs));
   if (missing.length > 0) {
     problems.push(
-      `this identity may not ${missing.map(describePermission).join(', ')}: grant the roles in manifests/controller/${needs.secureMetrics ? ' and manifests/metrics-auth/metrics-auth-rbac.yaml' : ''}, or run with a kubeconfig that has them`,
+      `this identity may not ${missing.map(describePermission).join(', ')}: grant the roles in manifests/controller/${needs.secureMetrics ? ' and manifests/metrics-auth/metrics-auth-rbac.yaml' : ''}${needs.shardLease ? ' and manifests/overlays/sharded/shard-leases-rbac.yaml' : ''}, or run with a kubeconfig that has them`,
     );
   }
   if (problems.length > 0) throw new StartupCheckError(problems);

@@ -38,13 +38,11 @@ export function shardMove(
   return isDraining(site) ? undefined : { kind: 'drain', from, to };
 }
 
-/** The merge patch of a move, conditional on the resourceVersion the move was judged on. */
-export function movePatch(site: KubeObject, move: ShardMove): unknown {
-  const labels =
-    move.kind === 'assign'
-      ? { [SHARD_LABEL]: move.to, [DRAIN_LABEL]: null }
-      : move.kind === 'drain'
-        ? { [DRAIN_LABEL]: 'true' }
-        : { [DRAIN_LABEL]: null };
-  return { metadata: { resourceVersion: site.metadata.resourceVersion, labels } };
+/** The site after `move`: only its shard and drain labels differ (written with its resourceVersion). */
+export function movedSite<T extends KubeObject>(site: T, move: ShardMove): T {
+  const labels = { ...site.metadata.labels };
+  if (move.kind === 'assign') labels[SHARD_LABEL] = move.to;
+  if (move.kind === 'drain') labels[DRAIN_LABEL] = 'true';
+  else delete labels[DRAIN_LABEL];
+  return { ...site, metadata: { ...site.metadata, labels } };
 }

@@ -7,7 +7,7 @@ import { type Lease, objectKey } from '../../kube/objects.ts';
 import type { ShardMembership } from '../../kube/sharding/shard-membership.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ControllerMetrics } from '../observability/metrics.ts';
-import { movePatch, type ShardMove, shardMove } from './shard-moves.ts';
+import { movedSite, type ShardMove, shardMove } from './shard-moves.ts';
 
 export interface SharderDeps {
   api: KubeApi;
@@ -33,8 +33,9 @@ export interface SharderOptions {
 /**
  * The sharder, run by the leader of the sharded controllers (after kubernetes-controller-sharding's
  * sharder): it watches the shard Leases and every StaticSite, and moves each site whose label does
- * not name the ring's shard for it (shard-moves.ts). Each move is a merge patch conditional on the
- * resourceVersion it was judged on, so a site changed meanwhile is judged again, never overwritten.
+ * not name the ring's shard for it (shard-moves.ts). Each move is an update of the site as judged,
+ * its labels changed, conditional on that resourceVersion (the controller's RBAC has `update` on
+ * sites, not `patch`): a site changed meanwhile is judged again, never overwritten.
  */
 export class Sharder {
   private readonly deps: SharderDeps;
@@ -144,9 +145,8 @@ export class Sharder {
   private async apply(site: StaticSiteV1, move: ShardMove): Promise<boolean> {
     const { api, logger, metrics } = this.deps;
     const key = objectKey(site);
-    const { namespace = '', name = '' } = site.metadata;
     try {
-      await api.mergePatch(STATICSITES, namespace, name, movePatch(site, move));
+      await api.update(STATICSITES, movedSite(site, move));
       this.moved.set(key, site.metadata.resourceVersion);
       metrics.shardMoves.inc({ kind: move.kind, result: 'ok' });
       logger.debug({ site: key, move }, 'sharder: moved');

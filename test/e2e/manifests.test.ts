@@ -20,6 +20,7 @@ const TREES = [
   'manifests/overlays/dns',
   'manifests/overlays/gateway',
   'manifests/overlays/ingress',
+  'manifests/overlays/sharded',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
@@ -330,6 +331,39 @@ describe('e2e: the kustomize manifests', function () {
       expect(clusterRole?.rules).to.deep.equal(rules);
     });
   }
+
+  it('sharded: 3 controller replicas, each a shard named after its pod; the webhook labels sites from their Leases', () => {
+    const objects = built.get('manifests/overlays/sharded') ?? [];
+    const deployment = (name: string) =>
+      objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name)?.spec ?? {};
+    const controller = deployment('staticsite-controller');
+    expect(controller.replicas).to.equal(3);
+    const container = controller.template.spec.containers[0];
+    expect(container.args).to.include.members(['--sharded', '--leader-elect']);
+    expect(container.env).to.deep.include({
+      name: 'POD_NAME',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.name' } },
+    });
+    expect(deployment('staticsite-webhook').template.spec.containers[0].args).to.include(
+      '--shard-leases-namespace=staticsite-system',
+    );
+    const grants = Object.fromEntries(
+      ['staticsite-controller', 'staticsite-webhook'].map((account) => {
+        const binding = objects.find((o) => o.kind === 'RoleBinding' && o.metadata.name === `${account}-shard-leases`);
+        expect(binding?.subjects).to.deep.equal([
+          { kind: 'ServiceAccount', name: account, namespace: 'staticsite-system' },
+        ]);
+        const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === binding?.roleRef?.name);
+        return [account, role?.rules];
+      }),
+    );
+    expect(grants).to.deep.equal({
+      'staticsite-controller': [
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update', 'list', 'watch'] },
+      ],
+      'staticsite-webhook': [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list', 'watch'] }],
+    });
+  });
 
   it("dns: the controller takes the overlay's flags, and reads its TSIG key where the Secret is mounted", () => {
     const objects = built.get('manifests/overlays/dns') ?? [];
