@@ -9,11 +9,11 @@
  * BENCH_KCM_QPS=N raises kube-controller-manager's client QPS (default its own, 20), so that its
  * Deployment and ReplicaSet controllers stop pacing the run.
  */
-import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCrd } from '../api/index.ts';
-import { ControlPlane, controlPlaneBinDir } from '../devenv/controlplane.ts';
+import { ControlPlane } from '../devenv/controlplane.ts';
 import { eventually, installCrd } from '../devenv/crds.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
@@ -46,25 +46,7 @@ async function peakRss(pid: number | undefined): Promise<number> {
   return kb * 1024;
 }
 
-/**
- * The test harness gives the API server a /24 Service range (about 250 ClusterIPs): too few for
- * 1,000 sites. The benchmark runs the same binaries with a wrapper that widens the range to a /16.
- */
-async function widerServiceRange(): Promise<string> {
-  const real = await controlPlaneBinDir();
-  const dir = await mkdtemp(join(tmpdir(), 'bench-bin-'));
-  for (const b of ['etcd', 'kube-controller-manager', 'kubectl']) await symlink(join(real, b), join(dir, b));
-  const wrapper = join(dir, 'kube-apiserver');
-  await writeFile(
-    wrapper,
-    `#!/bin/sh\nfor a in "$@"; do case "$a" in --service-cluster-ip-range=*) a=--service-cluster-ip-range=10.0.0.0/16;; esac; set -- "$@" "$a"; shift; done\nexec "${join(real, 'kube-apiserver')}" "$@"\n`,
-  );
-  await chmod(wrapper, 0o755);
-  return dir;
-}
-
-const binDir = await widerServiceRange();
-const cp = await new ControlPlane({ binDir, controllerManagerQps: KCM_QPS }).start();
+const cp = await new ControlPlane({ controllerManagerQps: KCM_QPS }).start();
 const nodes = new NodeSimulator(cp.admin);
 await nodes.start();
 const logDir = await mkdtemp(join(tmpdir(), 'bench-ctrl-'));
@@ -218,5 +200,4 @@ try {
   await nodes.stop();
   await cp.stop();
   await rm(logDir, { recursive: true, force: true });
-  await rm(binDir, { recursive: true, force: true });
 }

@@ -346,7 +346,8 @@ export function apiServerFlags({ etcdUrl, port, pki, certDir, nodeAddress }: Api
     `--client-ca-file=${join(pki, 'ca.crt')}`,
     `--secure-port=${port}`,
     ...addressing,
-    '--service-cluster-ip-range=10.0.0.0/24',
+    // A /16: a ClusterIP for each of tens of thousands of sites (a /24 runs out at about 250).
+    '--service-cluster-ip-range=10.0.0.0/16',
     '--authorization-mode=RBAC',
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${join(pki, 'sa.pub')}`,

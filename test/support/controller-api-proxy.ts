@@ -12,12 +12,25 @@ export interface ProxiedRequest {
   status: number;
   /** Bearer token fingerprint: which client sent it. */
   client: string;
+  /** When the proxy received it (Date.now()). */
+  at: number;
+  /** The object's name: the path's last segment, or for a POST the body's metadata.name. */
+  name?: string;
 }
 
 export interface ProxyRequestInfo {
   method: string;
   path: string;
   query: URLSearchParams;
+}
+
+function bodyName(chunks: Buffer[]): string | undefined {
+  try {
+    const name = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { metadata?: { name?: unknown } }).metadata?.name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -107,6 +120,7 @@ export class ApiProxy {
       watch,
       status: 0,
       client: token,
+      at: Date.now(),
     };
     this.requests.push(record);
     if (watch && this.refuseWatches?.(url.pathname)) {
@@ -126,6 +140,7 @@ export class ApiProxy {
     if (watch && this.expireNext.delete(url.pathname)) url.searchParams.set('resourceVersion', '1');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    record.name = record.method === 'POST' ? bodyName(chunks) : undefined;
     try {
       await this.beforeForward?.({ method: record.method, path: url.pathname, query: url.searchParams });
     } catch {
