@@ -26,7 +26,8 @@ export interface ProxyRequestInfo {
 
 function bodyName(chunks: Buffer[]): string | undefined {
   try {
-    const name = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { metadata?: { name?: unknown } }).metadata?.name;
+    const name = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { metadata?: { name?: unknown } }).metadata
+      ?.name;
     return typeof name === 'string' ? name : undefined;
   } catch {
     return undefined;
