@@ -119,11 +119,21 @@ if (isEntryPoint()) {
     () => process.ppid,
     () => process.kill(process.pid, 'SIGTERM'),
   );
+  // A reader that stops early (`| head`) closes the pipe: the rest of the output goes nowhere, and
+  // the command still finishes and exits with its own status.
+  let stdoutClosed = false;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stdoutClosed = true;
+  });
   const io: CommandIO = {
-    stdout: (text) => process.stdout.write(text),
+    stdout: (text) => {
+      if (!stdoutClosed) process.stdout.write(text);
+    },
     stderr: (text) => process.stderr.write(text),
     stdoutDrained: async () => {
-      if (process.stdout.writableNeedDrain) await once(process.stdout, 'drain');
+      if (stdoutClosed || !process.stdout.writableNeedDrain) return;
+      await once(process.stdout, 'drain').catch(() => undefined);
     },
   };
   process.exitCode = await run(process.argv.slice(2), io);

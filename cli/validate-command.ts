@@ -1,4 +1,5 @@
 import { admit, createCelEnvironment, type FieldValidation, simpleNameGenerator } from '../crd/index.ts';
+import { ENGINE_MESSAGE_LIMIT } from '../webhook/admission/bounds.ts';
 import { CommandLine, oneOf } from './flags.ts';
 import { UsageError } from './usage.ts';
 import { CrdCache, defaultCacheDir, runningBuildId } from './validate/crd-cache.ts';
@@ -169,6 +170,7 @@ function admitDocument(object: unknown, where: { file: string; document: number 
     // The request's namespace: kubectl sends the object's, or on update the stored object's.
     namespace: version.target.namespaced ? namespaceOf(object, oldObject) : undefined,
     generateName: simpleNameGenerator(),
+    messageLimit: ENGINE_MESSAGE_LIMIT,
   });
   if (result.allowed) totals.valid++;
   else totals.invalid++;

@@ -28,6 +28,7 @@ export {
   formatBadValue,
   invalidMessage,
   NIL_PATH,
+  printedErrors,
 } from './apimachinery/field-error.ts';
 export { type CelEnvironment, createCelEnvironment } from './cel/environment.ts';
 export { type ExpressionResult, evaluateExpression } from './cel/expression.ts';

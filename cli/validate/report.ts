@@ -1,4 +1,5 @@
-import type { AdmissionResult } from '../../crd/index.ts';
+import { type AdmissionResult, printedErrors } from '../../crd/index.ts';
+import { ENGINE_MESSAGE_LIMIT } from '../../webhook/admission/bounds.ts';
 
 export type Status = 'valid' | 'invalid' | 'error' | 'skipped';
 
@@ -75,7 +76,12 @@ function jsonReporter(write: (text: string) => void): Reporter {
           allowed: result ? result.allowed : null,
           code: result?.code ?? null,
           message: r.message,
-          errors: !result ? [] : result.code === 400 ? result.decodeErrors : result.errors.map(String),
+          // The errors the message lists, bounded as the message is.
+          errors: !result
+            ? []
+            : result.code === 400
+              ? result.decodeErrors
+              : printedErrors(result.errors, ENGINE_MESSAGE_LIMIT),
           warnings: r.warnings,
           object: result?.object ?? null,
         })}\n`,

@@ -261,6 +261,23 @@ function cutParts(parts: ReadonlyArray<string | FieldError>, limit: number): str
   return `${built.slice(0, limit)}... (${total - limit} more characters)`;
 }
 
+/**
+ * The distinct errors an aggregate message lists (distinctMessages), each printed, `limit` characters
+ * in all: the one that crosses it is cut (cutText), later ones left out. Every extra controller
+ * reference prints all the references, so the whole list grows with the square of the input.
+ */
+export function printedErrors(errors: readonly FieldError[], limit = Number.POSITIVE_INFINITY): string[] {
+  const printed: string[] = [];
+  let budget = limit;
+  for (const error of distinctMessages(errors)) {
+    if (budget <= 0) break;
+    const text = cutParts([error], budget);
+    printed.push(text);
+    budget -= error.field.length + 2 + error.bodyLength();
+  }
+  return printed;
+}
+
 /** apierrors.NewInvalid's message (api/errors/errors.go:284), cut to `limit` characters (cutText). */
 export function invalidMessage(
   qualifiedKind: string,

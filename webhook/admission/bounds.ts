@@ -13,6 +13,11 @@ const WARNINGS_TOTAL_RUNES = 4 * 1024;
 const WARNING_ITEM_RUNES = 256;
 /** Characters of a Status message or cause kept; far beyond any message of an object the API server accepts whole. */
 export const MESSAGE_LIMIT = 64 * 1024;
+/**
+ * The engine cuts a message this short, so that with its note (`... (N more characters)`, at most 42
+ * characters) it stays within MESSAGE_LIMIT: cut again, the note would miscount what was left out.
+ */
+export const ENGINE_MESSAGE_LIMIT = MESSAGE_LIMIT - 64;
 /** Characters of a message written to the log. */
 export const LOG_MESSAGE_LIMIT = 1024;
 /** Characters of an input value (a review's uid) written to the log as a field; a UID has 36. */

@@ -1,6 +1,6 @@
 import { GROUP, KIND, specHostname } from '../../api/index.ts';
 import { type AdmissionResult, admit, fieldErrors, invalidMessage, isJsonObject } from '../../crd/index.ts';
-import { MESSAGE_LIMIT } from './bounds.ts';
+import { ENGINE_MESSAGE_LIMIT } from './bounds.ts';
 import type { HostnameIndex } from './hostname-index.ts';
 import { allowed, denied, errored, MAX_CAUSES, reasonForCode } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse, Status } from './review.ts';
@@ -66,7 +66,7 @@ export function createSchemaValidator(options: { schemas: SiteSchemas }): (reque
       oldObject: request.operation === 'UPDATE' ? request.oldObject : undefined,
       fieldValidation: fieldValidationOf(request),
       namespace: request.namespace,
-      messageLimit: MESSAGE_LIMIT,
+      messageLimit: ENGINE_MESSAGE_LIMIT,
       causeLimit: MAX_CAUSES,
     });
     const metadata = isJsonObject(write.object.metadata) ? write.object.metadata : {};
