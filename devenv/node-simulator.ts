@@ -27,9 +27,12 @@ export class NodeSimulator {
   private loop: Promise<void> | undefined;
   private resync: NodeJS.Timeout | undefined;
   private podIp = 1;
+  private readonly resyncMs: number;
 
-  constructor(client: KubeHttp) {
+  /** `resyncMs`: how often every pod is listed again (a safety net behind the watch); default 2 s. */
+  constructor(client: KubeHttp, options: { resyncMs?: number } = {}) {
     this.client = client;
+    this.resyncMs = options.resyncMs ?? 2000;
   }
 
   async start(): Promise<void> {
@@ -37,7 +40,7 @@ export class NodeSimulator {
     const list = await this.client.must<{ metadata: { resourceVersion: string }; items: Pod[] }>('GET', '/api/v1/pods');
     for (const pod of list.items) this.handle(pod);
     this.loop = this.watchLoop(list.metadata.resourceVersion);
-    this.resync = setInterval(() => void this.resyncAll(), 2000);
+    this.resync = setInterval(() => void this.resyncAll(), this.resyncMs);
   }
 
   /** Keep matching pods unready (and flip ready ones back); `undefined` releases every hold. */
