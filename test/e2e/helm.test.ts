@@ -117,6 +117,7 @@ for (const helmVersion of HELM_VERSIONS)
       { values: ['monitoring.enabled=true'], tree: 'manifests/overlays/prometheus' },
       { values: ['controller.gateway=staticsite-system/public'], tree: 'manifests/overlays/gateway' },
       { values: ['controller.ingressClass=public'], tree: 'manifests/overlays/ingress' },
+      { values: ['controller.sharded=true', 'controller.replicas=3'], tree: 'manifests/overlays/sharded' },
     ];
     for (const { values, tree } of pairs) {
       it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {
