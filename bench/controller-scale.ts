@@ -27,10 +27,9 @@ import { ControlPlane } from '../devenv/controlplane.ts';
 import { eventually, installCrd } from '../devenv/crds.ts';
 import type { KubeHttp } from '../devenv/kube-http.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
-import { type LoopbackCerts, loopbackCerts } from '../devenv/webhook-certs.ts';
-import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../devenv/webhook-configs.ts';
-import { builtCli, WebhookProcess } from '../devenv/webhook-process.ts';
-import { applyControllerRbac, ControllerProcess } from '../test/support/controller-harness.ts';
+import { builtCli } from '../devenv/webhook-process.ts';
+import { ControllerProcess } from '../test/support/controller-harness.ts';
+import { applyRbac, benchOptions, registeredWebhook } from './scale/cluster.ts';
 import {
   currentRss,
   histogram,
@@ -48,11 +47,9 @@ import {
   timedPost,
 } from './scale/measures.ts';
 
-const SITES = Number(process.argv[2] ?? 1000);
-const WORKERS = Number(process.argv[3] ?? 8);
-const QPS = Number(process.argv[4] ?? 100);
-const SETTLED_SECONDS = Number(process.env.BENCH_SETTLED_SECONDS ?? 60);
-const KCM_QPS = Number(process.env.BENCH_KCM_QPS ?? 200);
+const options = benchOptions(1000);
+const [SITES, WORKERS, QPS] = [options.sites, options.workers, options.qps];
+const [KCM_QPS, SETTLED_SECONDS] = [options.kcmQps, options.settledSeconds];
 const NS = 'bench';
 const BASELINE_NS = 'baseline';
 const SYS = 'bench-system';
@@ -153,41 +150,21 @@ function heapUsed(metrics: string): number {
 /** How often the progress polls list every site: each list costs the API server, so less often at 10,000. */
 const POLL_MS = Math.max(2000, SITES / 2);
 
-async function rbacText(file: string): Promise<string> {
-  return (await readFile(join(repoRoot, file), 'utf8')).replaceAll('namespace: staticsite-system', `namespace: ${SYS}`);
-}
-
 const cp = await new ControlPlane({ controllerManagerQps: KCM_QPS }).start();
 const nodes = new NodeSimulator(cp.admin, { resyncMs: 30_000 });
 await nodes.start();
 const logDir = await mkdtemp(join(tmpdir(), 'bench-ctrl-'));
 const recordsDir = join(logDir, 'records');
 let controller: ControllerProcess | undefined;
-let webhook: WebhookProcess | undefined;
-let certs: LoopbackCerts | undefined;
+let registered: Awaited<ReturnType<typeof registeredWebhook>> | undefined;
 try {
   await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
   await cp.ensureNamespace(NS);
   await cp.ensureNamespace(BASELINE_NS);
-  await applyControllerRbac(cp, SYS);
-  const applied = await cp.kubectl(['apply', '-f', '-'], await rbacText('manifests/webhook/webhook-rbac.yaml'));
-  if (applied.code !== 0) throw new Error(`kubectl apply webhook RBAC: ${applied.stderr}`);
-
+  await applyRbac(cp, SYS, ['manifests/webhook/webhook-rbac.yaml']);
   // The webhook, as shipped: its hostname index holds every site; registered for the bench namespace.
-  certs = await loopbackCerts();
-  const webhookCreds = await cp.serviceAccountCredentials(SYS, 'staticsite-webhook');
-  const wh = await WebhookProcess.start({
-    certDir: certs.dir,
-    kubeconfig: await cp.writeKubeconfig('bench-webhook.kubeconfig', webhookCreds, 'webhook'),
-    uninstrumented: true,
-  });
-  webhook = wh;
-  const { mutating, validating } = webhookConfigurations(wh.url, certs.caBundle, WEBHOOK_CONFIG);
-  for (const hook of [...mutating.webhooks, ...validating.webhooks]) {
-    Object.assign(hook, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } } });
-  }
-  await cp.admin.must('POST', MUTATING_CONFIGS, mutating);
-  await cp.admin.must('POST', VALIDATING_CONFIGS, validating);
+  registered = await registeredWebhook(cp, { system: SYS, sites: NS, configName: WEBHOOK_CONFIG });
+  const wh = registered.webhook;
   await sleep(2000);
   const webhookIdle = await currentRss(wh.process.pid);
 
@@ -268,7 +245,7 @@ try {
     await readFile(join(repoRoot, 'test/fixtures/admission/create-v1.json'), 'utf8'),
   ) as Review;
   const latencies: number[] = [];
-  const ca = Buffer.from(certs.caBundle, 'base64').toString('utf8');
+  const { ca } = registered;
   for (let i = 0; i < 1000; i++) {
     const review = structuredClone(fixture);
     review.request.uid = `bench-${i}`;
@@ -407,11 +384,8 @@ try {
   console.log(JSON.stringify(result, null, 2));
 } finally {
   await controller?.stop();
-  await cp.admin.delete(`${MUTATING_CONFIGS}/${WEBHOOK_CONFIG}`).catch(() => {});
-  await cp.admin.delete(`${VALIDATING_CONFIGS}/${WEBHOOK_CONFIG}`).catch(() => {});
-  await webhook?.stop();
+  await registered?.stop();
   await nodes.stop();
   await cp.stop();
-  if (certs) await rm(certs.dir, { recursive: true, force: true });
   await rm(logDir, { recursive: true, force: true });
 }

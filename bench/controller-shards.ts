@@ -20,23 +20,20 @@ import { buildCrd, DRAIN_LABEL, SHARD_LABEL } from '../api/index.ts';
 import { ControlPlane } from '../devenv/controlplane.ts';
 import { eventually, installCrd } from '../devenv/crds.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
-import { type LoopbackCerts, loopbackCerts } from '../devenv/webhook-certs.ts';
-import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../devenv/webhook-configs.ts';
-import { builtCli, WebhookProcess } from '../devenv/webhook-process.ts';
-import { applyControllerRbac, ControllerProcess } from '../test/support/controller-harness.ts';
+import { builtCli } from '../devenv/webhook-process.ts';
+import { ControllerProcess } from '../test/support/controller-harness.ts';
+import { sitesPerShard } from '../test/support/shards.ts';
+import { applyRbac, benchOptions, registeredWebhook } from './scale/cluster.ts';
 import { currentRss, log, mib, peakRss, pool, sleep } from './scale/measures.ts';
 
-const SITES = Number(process.argv[2] ?? 10_000);
-const WORKERS = Number(process.argv[3] ?? 8);
-const QPS = Number(process.argv[4] ?? 100);
-const KCM_QPS = Number(process.env.BENCH_KCM_QPS ?? 200);
-const SETTLED_SECONDS = Number(process.env.BENCH_SETTLED_SECONDS ?? 60);
+const options = benchOptions(10_000);
+const [SITES, WORKERS, QPS] = [options.sites, options.workers, options.qps];
+const [KCM_QPS, SETTLED_SECONDS] = [options.kcmQps, options.settledSeconds];
 const NS = 'shards';
 const SYS = 'shards-system';
 const WEBHOOK_CONFIG = 'staticsite-shards-bench';
 const SITES_PATH = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
 const CONFIGMAPS = `/api/v1/namespaces/${NS}/configmaps?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dstaticsite-controller`;
-const repoRoot = new URL('../', import.meta.url).pathname;
 const RBAC_FILES = ['manifests/webhook/webhook-rbac.yaml', 'manifests/overlays/sharded/shard-leases-rbac.yaml'];
 
 interface Site {
@@ -57,8 +54,7 @@ await nodes.start();
 const logDir = await mkdtemp(join(tmpdir(), 'bench-shards-'));
 const recordsDir = join(logDir, 'records');
 const shards = new Map<string, ControllerProcess>();
-let webhook: WebhookProcess | undefined;
-let certs: LoopbackCerts | undefined;
+let registered: Awaited<ReturnType<typeof registeredWebhook>> | undefined;
 
 async function startShard(name: string): Promise<ControllerProcess> {
   const creds = await cp.serviceAccountCredentials(SYS, 'staticsite-controller');
@@ -115,15 +111,6 @@ async function settledOn(live: string[], started: number, what: string) {
   return { seconds: +((performance.now() - started) / 1000).toFixed(1), sites };
 }
 
-function byShard(sites: Site[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const s of sites) {
-    const shard = s.metadata.labels?.[SHARD_LABEL] ?? '(none)';
-    counts[shard] = (counts[shard] ?? 0) + 1;
-  }
-  return counts;
-}
-
 async function replicaFigures() {
   const figures: Record<string, unknown> = {};
   for (const [name, shard] of shards) {
@@ -140,29 +127,13 @@ async function replicaFigures() {
 try {
   await installCrd(cp.admin, buildCrd({ schemaOnly: true }));
   await cp.ensureNamespace(NS);
-  await applyControllerRbac(cp, SYS);
-  for (const file of RBAC_FILES) {
-    const text = (await readFile(join(repoRoot, file), 'utf8')).replaceAll(
-      'namespace: staticsite-system',
-      `namespace: ${SYS}`,
-    );
-    const applied = await cp.kubectl(['apply', '-f', '-'], text);
-    if (applied.code !== 0) throw new Error(`kubectl apply ${file}: ${applied.stderr}`);
-  }
-  certs = await loopbackCerts();
-  const webhookCreds = await cp.serviceAccountCredentials(SYS, 'staticsite-webhook');
-  webhook = await WebhookProcess.start({
-    certDir: certs.dir,
-    kubeconfig: await cp.writeKubeconfig('shards-webhook.kubeconfig', webhookCreds, 'webhook'),
+  await applyRbac(cp, SYS, RBAC_FILES);
+  registered = await registeredWebhook(cp, {
+    system: SYS,
+    sites: NS,
+    configName: WEBHOOK_CONFIG,
     args: ['--shard-leases-namespace', SYS],
-    uninstrumented: true,
   });
-  const { mutating, validating } = webhookConfigurations(webhook.url, certs.caBundle, WEBHOOK_CONFIG);
-  for (const hook of [...mutating.webhooks, ...validating.webhooks]) {
-    Object.assign(hook, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': NS } } });
-  }
-  await cp.admin.must('POST', MUTATING_CONFIGS, mutating);
-  await cp.admin.must('POST', VALIDATING_CONFIGS, validating);
   for (const name of ['shard-a', 'shard-b', 'shard-c']) await startShard(name);
   await sleep(5000); // the webhook's ring sees all three Leases
   const idle = Object.fromEntries(
@@ -195,7 +166,7 @@ try {
   log(`reconciled after ${first.seconds} s, all Ready after ${readySeconds} s; settling ${SETTLED_SECONDS} s`);
   await sleep(SETTLED_SECONDS * 1000);
   const settled = await replicaFigures();
-  const sitesPerShard = byShard(first.sites);
+  const firstPerShard = sitesPerShard(first.sites);
 
   log('kill -9 shard-b');
   const orphans = first.sites.filter((s) => s.metadata.labels?.[SHARD_LABEL] === 'shard-b').length;
@@ -235,20 +206,20 @@ try {
         createSeconds,
         reconciledSeconds: first.seconds,
         readySeconds,
-        sitesPerShard,
+        sitesPerShard: firstPerShard,
         idleRssMiB: idle,
         settled,
         kill: {
           orphans,
           reconciledElsewhereSeconds: afterKill.seconds,
           moved: movedOnKill,
-          sitesPerShard: byShard(afterKill.sites),
+          sitesPerShard: sitesPerShard(afterKill.sites),
         },
         join: {
           rebalancedSeconds: afterJoin.seconds,
           moved: movedOnJoin,
           handOvers,
-          sitesPerShard: byShard(afterJoin.sites),
+          sitesPerShard: sitesPerShard(afterJoin.sites),
         },
         afterJoin: await replicaFigures(),
       },
@@ -258,11 +229,8 @@ try {
   );
 } finally {
   for (const shard of shards.values()) await shard.stop();
-  await cp.admin.delete(`${MUTATING_CONFIGS}/${WEBHOOK_CONFIG}`).catch(() => {});
-  await cp.admin.delete(`${VALIDATING_CONFIGS}/${WEBHOOK_CONFIG}`).catch(() => {});
-  await webhook?.stop();
+  await registered?.stop();
   await nodes.stop();
   await cp.stop();
-  if (certs) await rm(certs.dir, { recursive: true, force: true });
   await rm(logDir, { recursive: true, force: true });
 }

@@ -24,6 +24,7 @@ import {
   credentialsVia,
   removeControllerRbac,
 } from '../support/controller-harness.ts';
+import { sitesPerShard } from '../support/shards.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'shards';
@@ -181,15 +182,6 @@ describe('e2e: sharded controllers (a Lease per replica, the ring, the drain han
     }
   }
 
-  function counts(list: Site[]): Record<string, number> {
-    const by: Record<string, number> = {};
-    for (const s of list) {
-      const shard = s.metadata.labels?.[SHARD_LABEL] ?? '(none)';
-      by[shard] = (by[shard] ?? 0) + 1;
-    }
-    return by;
-  }
-
   /** No site's reconcile writes came from two shards in overlapping spans of time. */
   function expectNoOverlap(): void {
     const spans = [...shards.values()].map((s) => ({ shard: s.name, spans: reconcileSpans(s.proxy) }));
@@ -287,7 +279,7 @@ describe('e2e: sharded controllers (a Lease per replica, the ring, the drain han
     };
     await Promise.all(Array.from({ length: 10 }, writer));
     // Labelled in the create itself, by the webhook: no later move was needed.
-    const byShard = counts(
+    const byShard = sitesPerShard(
       [...created.values()].map((shard) => ({ metadata: { labels: { [SHARD_LABEL]: shard } } }) as unknown as Site),
     );
     expect(Object.keys(byShard).sort()).to.deep.equal(['shard-a', 'shard-b', 'shard-c']);
