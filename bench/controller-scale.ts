@@ -29,7 +29,7 @@ import type { KubeHttp } from '../devenv/kube-http.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
 import { ControllerProcess } from '../test/support/controller-harness.ts';
-import { applyRbac, benchOptions, registeredWebhook } from './scale/cluster.ts';
+import { applyRbac, benchOptions, createRetrying, registeredWebhook } from './scale/cluster.ts';
 import {
   currentRss,
   histogram,
@@ -193,8 +193,9 @@ try {
 
   log(`creating ${SITES} sites through the webhook (workers ${WORKERS}, qps ${QPS}, kcm qps ${KCM_QPS})`);
   const started = performance.now();
+  let createRetries = 0;
   await pool(siteNames('site'), 32, async (name) => {
-    await cp.admin.must('POST', sitesPath(NS), siteBody(name, NS));
+    createRetries += await createRetrying(cp.admin, sitesPath(NS), siteBody(name, NS));
   });
   const createSeconds = +((performance.now() - started) / 1000).toFixed(1);
   log(`created in ${createSeconds} s; waiting for Ready`);
@@ -331,6 +332,7 @@ try {
     controllerManagerQps: KCM_QPS,
     loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' '),
     createSeconds,
+    createRetries,
     convergeSeconds,
     baselineSeconds,
     convergeOverBaseline: +(convergeSeconds / baselineSeconds).toFixed(2),

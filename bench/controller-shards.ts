@@ -23,7 +23,7 @@ import { NodeSimulator } from '../devenv/node-simulator.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
 import { ControllerProcess } from '../test/support/controller-harness.ts';
 import { sitesPerShard } from '../test/support/shards.ts';
-import { applyRbac, benchOptions, registeredWebhook } from './scale/cluster.ts';
+import { applyRbac, benchOptions, createRetrying, registeredWebhook } from './scale/cluster.ts';
 import { currentRss, log, mib, peakRss, pool, sleep } from './scale/measures.ts';
 
 const options = benchOptions(10_000);
@@ -117,6 +117,7 @@ async function replicaFigures() {
     figures[name] = {
       rssMiB: mib(await currentRss(shard.process.pid)),
       peakRssMiB: mib(await peakRss(shard.process.pid)),
+      heapUsedMiB: mib(await shard.metric('nodejs_heap_size_used_bytes')),
       reconciles: await shard.metric('controller_runtime_reconcile_total'),
       leader: (await shard.metric('leader_election_master_status', { name: 'staticsite-controller' })) === 1,
     };
@@ -143,8 +144,9 @@ try {
   log(`creating ${SITES} sites through the webhook on 3 shards`);
   const started = performance.now();
   const names = Array.from({ length: SITES }, (_, i) => `site-${String(i).padStart(5, '0')}`);
+  let createRetries = 0;
   await pool(names, 32, async (name) => {
-    await cp.admin.must('POST', SITES_PATH, {
+    createRetries += await createRetrying(cp.admin, SITES_PATH, {
       apiVersion: 'staticsite.dev/v1',
       kind: 'StaticSite',
       metadata: { name, namespace: NS },
@@ -204,6 +206,7 @@ try {
         controllerManagerQps: KCM_QPS,
         loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' '),
         createSeconds,
+        createRetries,
         reconciledSeconds: first.seconds,
         readySeconds,
         sitesPerShard: firstPerShard,

@@ -5,6 +5,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
+import type { KubeHttp } from '../../devenv/kube-http.ts';
 import { loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
@@ -70,4 +71,20 @@ export async function registeredWebhook(
       await rm(certs.dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Creates `body` at `path`, again after a second when the API server answers 500 or 429: the
+ * webhook sheds load when its review workers stay busy (`... busy for 2000 ms; retry`), as a client
+ * is told to. Resolves with the number of retries; throws on any other answer, or after 10 tries.
+ */
+export async function createRetrying(admin: KubeHttp, path: string, body: unknown): Promise<number> {
+  for (let retries = 0; ; retries++) {
+    const res = await admin.post(path, body);
+    if (res.status === 201) return retries;
+    if ((res.status !== 500 && res.status !== 429) || retries === 9) {
+      throw new Error(`POST ${path}: HTTP ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }
