@@ -14,6 +14,7 @@ import { expect } from 'chai';
 import { builtCli } from '../../devenv/webhook-process.ts';
 import type { Measured, MeasureRequest } from '../fixtures/review-workers/measuring-host.ts';
 import { HOSTILE_SHAPES, largestReview } from '../support/hostile-reviews.ts';
+import { expectLinear } from '../support/linear.ts';
 
 const SIZES = [1, 2, 4, 8];
 /** The largest input, 8x, is this much of the API server's request limit. */
@@ -22,40 +23,6 @@ const TIME_FLOOR_MS = 10;
 /** Reviews in a worker are cheap to repeat: the best of five, which an outlier of a loaded machine rarely is. */
 const ROUNDS = 5;
 const HEAP_FLOOR_BYTES = 4 * 1024 * 1024;
-
-/** Half way, on a log scale, between linear work (a slope of 1) and quadratic work (2). */
-const SLOPE_LIMIT = 1.5;
-
-/**
- * Linear: the slope of log(work) over log(input), fitted through all four sizes, under SLOPE_LIMIT, and
- * 8x the input within 8^SLOPE_LIMIT (22.6x) the work of 1x (linear takes 8x, quadratic 64x). The fit,
- * not each doubling on its own: one size may pay a step (the first full collection of a bigger heap)
- * without the work being quadratic, and CI's runs showed such steps at any size (52, 61, 131, 536 ms:
- * a slope of 1.1; 12.6, 34.3, 107.7, 151.9 ms: 1.2; 17.2, 24.7, 98.8, 321.2 ms: 1.47, 18.7x). Values
- * under the floor count as the floor.
- */
-function expectLinear(values: number[], floor: number, what: string) {
-  const report = `${what} for ${SIZES.join('x, ')}x: ${values.map((v) => v.toFixed(1)).join(', ')}`;
-  const atLeast = (v: number | undefined) => Math.max(v ?? 0, floor);
-  const largest = SIZES.at(-1) ?? 1;
-  expect(values.at(-1) ?? 0, report).to.be.below(largest ** SLOPE_LIMIT * atLeast(values[0]));
-  expect(logLogSlope(SIZES, values.map(atLeast)), `slope of ${report}`).to.be.below(SLOPE_LIMIT);
-}
-
-/** The least-squares slope of log(y) over log(x). */
-function logLogSlope(xs: readonly number[], ys: readonly number[]): number {
-  const lx = xs.map(Math.log);
-  const ly = ys.map(Math.log);
-  const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
-  const [mx, my] = [mean(lx), mean(ly)];
-  let covariance = 0;
-  let variance = 0;
-  for (let i = 0; i < lx.length; i++) {
-    covariance += ((lx[i] ?? 0) - mx) * ((ly[i] ?? 0) - my);
-    variance += ((lx[i] ?? 0) - mx) ** 2;
-  }
-  return covariance / variance;
-}
 
 /** The children's CPU time from bash's `times` (its second line: `0m0.412s 0m0.060s`), in ms. */
 function childCpuMs(times: string): number {
@@ -128,8 +95,8 @@ describe('e2e: work grows linearly with every hostile input', function () {
               heaps[i] = Math.min(heaps[i] ?? Number.POSITIVE_INFINITY, measured.heapBytes);
             }
           }
-          expectLinear(times, TIME_FLOOR_MS, 'ms');
-          expectLinear(heaps, HEAP_FLOOR_BYTES, 'peak heap bytes');
+          expectLinear(SIZES, times, TIME_FLOOR_MS, 'ms');
+          expectLinear(SIZES, heaps, HEAP_FLOOR_BYTES, 'peak heap bytes');
         });
       }
     }
@@ -178,7 +145,7 @@ describe('e2e: work grows linearly with every hostile input', function () {
         const baseline = await run(file, shape.build(1).request.object);
         const times: number[] = [];
         for (const size of SIZES) times.push((await run(file, shape.build(unit * size).request.object)) - baseline);
-        expectLinear(times, 4 * TIME_FLOOR_MS, 'ms of CPU above a one-item object');
+        expectLinear(SIZES, times, 4 * TIME_FLOOR_MS, 'ms of CPU above a one-item object');
       });
     }
   });
