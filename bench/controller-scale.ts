@@ -43,6 +43,7 @@ import {
   quantiles,
   requestCounts,
   requestSummary,
+  runHeader,
   sleep,
   timedPost,
 } from './scale/measures.ts';
@@ -147,6 +148,28 @@ function heapUsed(metrics: string): number {
   return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1] ?? 0);
 }
 
+/**
+ * Where the process's memory sits, from prom-client's default metrics, in MiB: V8's heap (capacity and
+ * live data, in total and by space) and the memory outside it that V8 accounts for (buffers).
+ */
+function memoryProfile(metrics: string) {
+  const value = (name: string) => mib(Number(new RegExp(`^${name} (\\S+)`, 'm').exec(metrics)?.[1] ?? 0));
+  const spaces: Record<string, { capacityMiB: number; liveMiB: number }> = {};
+  for (const m of metrics.matchAll(/^nodejs_heap_space_size_(total|used)_bytes\{space="([^"]+)"\} (\S+)/gm)) {
+    const [, kind, space = '', bytes] = m;
+    const entry = spaces[space] ?? { capacityMiB: 0, liveMiB: 0 };
+    spaces[space] = entry;
+    if (kind === 'total') entry.capacityMiB = mib(Number(bytes));
+    else entry.liveMiB = mib(Number(bytes));
+  }
+  return {
+    heapCapacityMiB: value('nodejs_heap_size_total_bytes'),
+    heapLiveMiB: value('nodejs_heap_size_used_bytes'),
+    externalMiB: value('nodejs_external_memory_bytes'),
+    spaces,
+  };
+}
+
 /** How often the progress polls list every site: each list costs the API server, so less often at 10,000. */
 const POLL_MS = Math.max(2000, SITES / 2);
 
@@ -189,7 +212,8 @@ try {
   let c = await startController('bench');
   controller = c;
   const rssIdle = await currentRss(c.process.pid);
-  const heapIdle = heapUsed(await c.metricsText());
+  const metricsIdle = await c.metricsText();
+  const heapIdle = heapUsed(metricsIdle);
 
   log(`creating ${SITES} sites through the webhook (workers ${WORKERS}, qps ${QPS}, kcm qps ${KCM_QPS})`);
   const started = performance.now();
@@ -326,11 +350,7 @@ try {
   const records = (await readdir(recordsDir)).filter((f) => f.endsWith('.json')).length;
   const perSite = (n: number) => +(n / SITES).toFixed(2);
   const result = {
-    sites: SITES,
-    workers: WORKERS,
-    qps: QPS,
-    controllerManagerQps: KCM_QPS,
-    loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' '),
+    ...(await runHeader({ sites: SITES, workers: WORKERS, qps: QPS, controllerManagerQps: KCM_QPS })),
     createSeconds,
     createRetries,
     convergeSeconds,
@@ -356,6 +376,7 @@ try {
     // V8's live heap (prom-client's nodejs_heap_size_used_bytes): RSS also holds pages V8 has not
     // given back since the burst, and the restart's RSS the lists it has just read.
     heapKbPerSite: +((heapSettled - heapIdle) / 1024 / SITES).toFixed(1),
+    memory: { idle: memoryProfile(metricsIdle), settled: memoryProfile(metricsSettled) },
     rssPeakMiB: mib(rssPeakCreate),
     kbPerSiteAboveIdle: +((rssSettled - rssIdle) / 1024 / SITES).toFixed(1),
     // The restarted process holds the same caches without the garbage of the create burst.

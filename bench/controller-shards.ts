@@ -20,11 +20,10 @@ import { buildCrd, DRAIN_LABEL, SHARD_LABEL } from '../api/index.ts';
 import { ControlPlane } from '../devenv/controlplane.ts';
 import { eventually, installCrd } from '../devenv/crds.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
-import { builtCli } from '../devenv/webhook-process.ts';
-import { ControllerProcess } from '../test/support/controller-harness.ts';
-import { sitesPerShard } from '../test/support/shards.ts';
+import type { ControllerProcess } from '../test/support/controller-harness.ts';
+import { sitesPerShard, startShardController } from '../test/support/shards.ts';
 import { applyRbac, benchOptions, createRetrying, registeredWebhook } from './scale/cluster.ts';
-import { currentRss, log, mib, peakRss, pool, sleep } from './scale/measures.ts';
+import { currentRss, log, mib, peakRss, pool, runHeader, sleep } from './scale/measures.ts';
 
 const options = benchOptions(10_000);
 const [SITES, WORKERS, QPS] = [options.sites, options.workers, options.qps];
@@ -59,16 +58,17 @@ let registered: Awaited<ReturnType<typeof registeredWebhook>> | undefined;
 async function startShard(name: string): Promise<ControllerProcess> {
   const creds = await cp.serviceAccountCredentials(SYS, 'staticsite-controller');
   const kubeconfig = await cp.writeKubeconfig(`shards-${name}.kubeconfig`, creds, name);
-  const shard = await ControllerProcess.start({
+  const shard = await startShardController({
     controlPlane: cp,
-    identity: name,
+    name,
     kubeconfig,
     logDir,
-    cli: builtCli(),
+    namespace: NS,
+    system: SYS,
+    recordsDir,
     args: [
-      ...['--namespace', NS, '--claims-namespace', SYS, '--leader-elect-namespace', SYS],
-      ...['--records-dir', recordsDir, '--sharded', '--shard-name', name, '--log-level', 'info'],
-      ...['--workers', String(WORKERS), '--kube-api-qps', String(QPS), '--kube-api-burst', String(QPS * 2)],
+      ...['--log-level', 'info', '--workers', String(WORKERS)],
+      ...['--kube-api-qps', String(QPS), '--kube-api-burst', String(QPS * 2)],
     ],
   });
   shards.set(name, shard);
@@ -200,11 +200,7 @@ try {
   console.log(
     JSON.stringify(
       {
-        sites: SITES,
-        workers: WORKERS,
-        qps: QPS,
-        controllerManagerQps: KCM_QPS,
-        loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' '),
+        ...(await runHeader({ sites: SITES, workers: WORKERS, qps: QPS, controllerManagerQps: KCM_QPS })),
         createSeconds,
         createRetries,
         reconciledSeconds: first.seconds,

@@ -148,3 +148,13 @@ export async function pool<T>(
     }),
   );
 }
+
+/** What every scale benchmark's report starts with: its settings and the machine's load at the end. */
+export async function runHeader(settings: {
+  sites: number;
+  workers: number;
+  qps: number;
+  controllerManagerQps: number;
+}) {
+  return { ...settings, loadAverage: (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ') };
+}

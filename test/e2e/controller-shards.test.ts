@@ -16,15 +16,15 @@ import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { MUTATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
-import { builtCli, WebhookProcess } from '../../devenv/webhook-process.ts';
+import { WebhookProcess } from '../../devenv/webhook-process.ts';
 import { ApiProxy } from '../support/controller-api-proxy.ts';
 import {
   applyControllerRbac,
-  ControllerProcess,
+  type ControllerProcess,
   credentialsVia,
   removeControllerRbac,
 } from '../support/controller-harness.ts';
-import { sitesPerShard } from '../support/shards.ts';
+import { sitesPerShard, startShardController } from '../support/shards.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'shards';
@@ -106,24 +106,15 @@ describe('e2e: sharded controllers (a Lease per replica, the ring, the drain han
     await proxy.start();
     const creds = await cp.serviceAccountCredentials(SYS, 'staticsite-controller');
     const kubeconfig = await cp.writeKubeconfig(`shards-${name}.kubeconfig`, credentialsVia(proxy.url, creds), name);
-    const process = await ControllerProcess.start({
+    const process = await startShardController({
       controlPlane: cp,
-      identity: name,
+      name,
       kubeconfig,
       logDir,
-      cli: builtCli(),
+      namespace: NS,
+      system: SYS,
+      recordsDir,
       args: [
-        '--namespace',
-        NS,
-        '--claims-namespace',
-        SYS,
-        '--leader-elect-namespace',
-        SYS,
-        '--records-dir',
-        recordsDir,
-        '--sharded',
-        '--shard-name',
-        name,
         `--leader-elect-lease-duration=${LEASE_SECONDS}s`,
         '--leader-elect-renew-deadline=3s',
         '--leader-elect-retry-period=1s',
