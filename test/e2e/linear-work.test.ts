@@ -34,7 +34,7 @@ function childCpuMs(times: string): number {
 
 /**
  * The shipped review worker in a process of its own (the fixture measuring-host.ts, whose header says
- * why a process with every collection on the worker's thread), one review at a time.
+ * why), one review at a time.
  */
 class HostProbe {
   private readonly host: ChildProcess;
