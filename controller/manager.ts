@@ -5,6 +5,7 @@ import type { KubeApi } from '../kube/api-client.ts';
 import { errorMessage } from '../kube/api-error.ts';
 import { type Clock, sleep } from '../kube/clock.ts';
 import { Informer } from '../kube/informer.ts';
+import type { LeaseFence } from '../kube/lease-fence.ts';
 import type { Gateway, KubeObject, Lease } from '../kube/objects.ts';
 import { type Check, PING } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
@@ -79,6 +80,17 @@ export interface ManagerDeps {
   logContext?: LogContext;
   /** The child kinds a site owns: one informer each, watched, ensured. Default: the registry (CHILDREN). */
   children?: ChildRegistry;
+  /**
+   * With leader election: the fences of the process's writes (docs/controller.md, "Fencing").
+   * `work` guards `api`, the events and the record store (the reconciles' writes): it is bound to the
+   * leader-election Lease, or with sharding to the shard's own Lease; `leader` guards `leaderApi`
+   * (the sharder's writes) and is bound to the leader-election Lease.
+   */
+  fences?: { work: LeaseFence; leader?: LeaseFence };
+  /** The electors' own Lease requests: unfenced (they are what proves leadership). Default: `api`. */
+  electionApi?: KubeApi;
+  /** With sharding: the sharder's writes, fenced by `fences.leader`. Default: `api`. */
+  leaderApi?: KubeApi;
 }
 
 /** How a run ended: stopped by the caller, or leadership lost (the process should exit and restart). */
@@ -179,7 +191,12 @@ export class ControllerManager {
         'the watched namespace is excluded: every StaticSite in it is left alone',
       );
     }
-    this.elector = config.leaderElection && this.leaseElector(config.leaderElection);
+    this.elector =
+      config.leaderElection &&
+      this.leaseElector({
+        ...config.leaderElection,
+        fence: sharding ? deps.fences?.leader : deps.fences?.work,
+      });
     [this.shardElector, this.sharder] = sharding ? this.shardParts(sharding) : [];
   }
 
@@ -224,9 +241,10 @@ export class ControllerManager {
       namespace: sharding.namespace,
       name: `${SHARD_LEASE_PREFIX}${sharding.shard}`,
       labels: { [SHARD_LEASE_LABEL]: sharding.shard },
+      fence: this.deps.fences?.work,
     });
     const sharder = new Sharder({
-      api,
+      api: this.deps.leaderApi ?? api,
       clock,
       logger,
       metrics,
@@ -242,10 +260,13 @@ export class ControllerManager {
     return [elector, sharder];
   }
 
-  private leaseElector(le: LeaderElectionConfig & { labels?: Record<string, string> }): LeaseElector {
-    const { api, clock, logger, metrics } = this.deps;
+  private leaseElector(
+    le: LeaderElectionConfig & { labels?: Record<string, string>; fence?: LeaseFence },
+  ): LeaseElector {
+    const { api, electionApi, clock, logger, metrics } = this.deps;
     return new LeaseElector({
-      api,
+      api: electionApi ?? api,
+      fence: le.fence,
       clock,
       logger,
       namespace: le.namespace,

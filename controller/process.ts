@@ -3,13 +3,14 @@ import { KubeApi } from '../kube/api-client.ts';
 import { SystemClock } from '../kube/clock.ts';
 import type { ClusterConfig } from '../kube/cluster.ts';
 import { loadClusterConfig } from '../kube/cluster-config.ts';
+import { LeaseFence } from '../kube/lease-fence.ts';
 import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
 import type { LogContext } from '../kube/process-logger.ts';
 import { HTTPROUTES } from '../kube/resources.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
 import { childRegistry } from './child-registry.ts';
-import { ControllerManager, type ManagerConfig, type RunEnd } from './manager.ts';
+import { ControllerManager, LEASE_NAME, type ManagerConfig, type ManagerDeps, type RunEnd } from './manager.ts';
 import { ApiEventRecorder } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
 import { ControllerMetrics } from './observability/metrics.ts';
@@ -100,13 +101,34 @@ interface Connection {
   metrics: ControllerMetrics;
 }
 
-function connect({ cluster, clock, options, metrics }: Connection, maxSockets?: number): Promise<HttpsTransport> {
+interface Pool {
+  maxSockets?: number;
+  /** Every request but a GET asks this first (kube/lease-fence.ts). */
+  fence?: LeaseFence;
+  requestTimeoutMs?: number;
+}
+
+function connect({ cluster, clock, options, metrics }: Connection, pool: Pool = {}): Promise<HttpsTransport> {
   return HttpsTransport.connect(cluster, {
     clock,
     throttle: new TokenBucket(clock, options.qps, options.burst),
     observe: (info) => metrics.observeRequest(info),
-    ...(maxSockets !== undefined && { maxSockets }),
+    ...pool,
   });
+}
+
+/**
+ * With leader election, the fences of the process's writes: `work` for the reconciles (bound to the
+ * leader-election Lease, or with --sharded to the shard's own Lease), `leader` for the sharder.
+ */
+function writeFences(config: ManagerConfig, clock: SystemClock): ManagerDeps['fences'] {
+  const election = config.leaderElection;
+  if (!election) return undefined;
+  const renewDeadlineMs = election.renewDeadlineMs ?? 10_000;
+  const fence = (lease: string) => new LeaseFence({ lease, clock, renewDeadlineMs });
+  const leader = fence(`${election.namespace}/${election.name ?? LEASE_NAME}`);
+  if (!config.sharding) return { work: leader };
+  return { work: fence(`${config.sharding.namespace}/${SHARD_LEASE_PREFIX}${config.sharding.shard}`), leader };
 }
 
 /**
@@ -151,6 +173,44 @@ async function gatewayConfig(api: KubeApi, gateway: GatewayRef | undefined, logg
   return { ref: gateway, served };
 }
 
+/** The process's API clients, each over a connection pool of its own; `close` ends them all. */
+interface ProcessApis {
+  /**
+   * Unfenced: the Lease requests that prove leadership, the start-up checks and the metrics
+   * server's reviews (TokenReview, SubjectAccessReview: POSTs that store nothing).
+   */
+  unfenced: KubeApi;
+  /** The reconciles' reads and writes, fenced by `fences.work`. */
+  work: KubeApi;
+  /**
+   * Events, fenced like the reconciles, with their own pool and throttle (as controller-runtime's
+   * recorder gets its own client): an error storm's events never starve the reconciles, nor the reverse.
+   */
+  events: KubeApi;
+  /** With --sharded: the sharder's writes, fenced by the leader-election Lease. */
+  leader: KubeApi | undefined;
+  close(): void;
+}
+
+async function connectApis(connection: Connection, fences: ManagerDeps['fences']): Promise<ProcessApis> {
+  const { renewDeadlineMs } = connection.options;
+  const pools = {
+    unfenced: await connect(connection, { maxSockets: 4, requestTimeoutMs: renewDeadlineMs }),
+    work: await connect(connection, { fence: fences?.work }),
+    events: await connect(connection, { maxSockets: 8, fence: fences?.work }),
+    leader: fences?.leader && (await connect(connection, { maxSockets: 8, fence: fences.leader })),
+  };
+  return {
+    unfenced: new KubeApi(pools.unfenced),
+    work: new KubeApi(pools.work),
+    events: new KubeApi(pools.events),
+    leader: pools.leader && new KubeApi(pools.leader),
+    close: () => {
+      for (const pool of Object.values(pools)) pool?.close();
+    },
+  };
+}
+
 /** Builds the whole controller process from options: API client, stores, manager and the probes server. */
 export async function startController(
   options: ControllerProcessOptions,
@@ -160,42 +220,46 @@ export async function startController(
   const clock = new SystemClock();
   const cluster = await loadClusterConfig(options.kubeconfig, { clock });
   const metrics = new ControllerMetrics({ processMetrics: true });
-  const connection: Connection = { cluster, clock, options, metrics };
-  const transport = await connect(connection);
-  const api = new KubeApi(transport);
   // The controller's own namespace: where the leader-election Lease and the hostname claims live.
   const ownNamespace = options.leaderElectNamespace ?? cluster.namespace ?? (options.namespace || DEFAULT_NAMESPACE);
   const config = managerConfig(options, ownNamespace);
+  const fences = writeFences(config, clock);
+  const apis = await connectApis({ cluster, clock, options, metrics }, fences);
   // Local configuration first (a DNS key file that cannot be read fails here, before any API call).
-  const records = await createRecordStore(options.records, (operation, result, seconds) =>
-    metrics.observeDns(operation, result, seconds),
+  const records = await createRecordStore(
+    options.records,
+    (operation, result, seconds) => metrics.observeDns(operation, result, seconds),
+    fences?.work,
   );
   try {
-    config.gateway = await gatewayConfig(api, options.gateway, logger);
-    await checkStartup(api, options, config, logger);
+    config.gateway = await gatewayConfig(apis.unfenced, options.gateway, logger);
+    await checkStartup(apis.unfenced, options, config, logger);
   } catch (error) {
-    transport.close();
+    apis.close();
     throw error;
   }
-  // Events get their own connection pool and throttle, as controller-runtime's recorder gets its own
-  // client: an error storm's events never starve the reconciles' requests, nor the reverse.
-  const eventTransport = await connect(connection, 8);
   const events = new ApiEventRecorder({
-    api: new KubeApi(eventTransport),
+    api: apis.events,
     clock,
     logger,
     component: 'staticsite-controller',
     instance: options.identity ?? 'staticsite-controller',
   });
   const children = childRegistry(config.gateway, config.baseDomain, config.ingressClass);
-  const manager = new ControllerManager({ api, clock, logger, metrics, records, events, logContext, children }, config);
+  const manager = new ControllerManager(
+    {
+      ...{ api: apis.work, electionApi: apis.unfenced, leaderApi: apis.leader, fences },
+      ...{ clock, logger, metrics, records, events, logContext, children },
+    },
+    config,
+  );
   const servers = await startObservabilityServers(
     {
       live: manager.liveness(),
       ready: manager.readiness(),
       registry: metrics.registry,
       logger,
-      security: options.metricsSecurity?.(api),
+      security: options.metricsSecurity?.(apis.unfenced),
     },
     options.observability,
   );
@@ -221,8 +285,7 @@ export async function startController(
     } finally {
       await events.flush();
       await servers.close();
-      transport.close();
-      eventTransport.close();
+      apis.close();
     }
   })();
   return { manager, metricsPort, probePort, done, stop: () => stopper.abort() };

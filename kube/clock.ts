@@ -1,6 +1,13 @@
 /** Time as the operator's components see it: injected so tests drive timers and backoff without waiting. */
 export interface Clock {
+  /** Wall-clock time, epoch milliseconds: for timestamps written to objects. */
   now(): number;
+  /**
+   * Milliseconds on a monotonic clock (any origin): for measuring how long ago something happened,
+   * immune to wall-clock steps (NTP, an operator's `date -s`). It keeps running while the process is
+   * stopped (SIGSTOP), which is what a lease's deadline must count.
+   */
+  monotonic(): number;
   setTimeout(callback: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
@@ -32,6 +39,10 @@ export class SystemClock implements Clock {
 
   now(): number {
     return Date.now();
+  }
+
+  monotonic(): number {
+    return performance.now();
   }
 
   setTimeout(callback: () => void, ms: number): TimerHandle {

@@ -15,7 +15,7 @@ export class TokenBucket implements RequestThrottle {
     this.qps = qps;
     this.burst = Math.max(1, burst);
     this.tokens = this.burst;
-    this.last = clock.now();
+    this.last = clock.monotonic();
   }
 
   acquire(signal?: AbortSignal): Promise<void> {
@@ -35,7 +35,7 @@ export class TokenBucket implements RequestThrottle {
   }
 
   private refill(): void {
-    const now = this.clock.now();
+    const now = this.clock.monotonic();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
     this.last = now;
   }

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Clock } from './clock.ts';
 import type { ClusterConfig, TlsOptions } from './cluster.ts';
+import type { WriteFence } from './lease-fence.ts';
 import { parseWarningHeaders, warningHeaderValues } from './warnings.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -70,6 +71,13 @@ export interface HttpsTransportOptions {
    * Default: no limit.
    */
   requestTimeoutMs?: number;
+  /**
+   * Asked right before every request but a GET leaves the process (after the throttle's wait, so a
+   * write held back by it is judged when it goes, not when it was queued): a refused write is not
+   * sent and fails with FencedError. Set for a replica that writes under a lease; the elector's own
+   * Lease requests go through a transport of their own, without one.
+   */
+  fence?: WriteFence;
 }
 
 /** An API server reached without a kubeconfig: its URL, TLS material and fixed authentication headers. */
@@ -157,6 +165,8 @@ export class HttpsTransport implements KubeTransport {
         'content-length': String(Buffer.byteLength(payload)),
       }),
     };
+    // Nothing is awaited between this check and the request's bytes being handed to the socket.
+    if (method !== 'GET') this.options.fence?.assertMayWrite(`${method} ${url.pathname}`);
     const send = this.server.protocol === 'http:' ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {
       const timeout = timeoutMs === undefined ? {} : { timeout: timeoutMs };

@@ -1,6 +1,7 @@
 import type { KubeApi } from '../../kube/api-client.ts';
 import { errorMessage, isNotFound } from '../../kube/api-error.ts';
-import { type Clock, formatMicroTime, sleep } from '../../kube/clock.ts';
+import { type Clock, formatMicroTime, sleep, type TimerHandle } from '../../kube/clock.ts';
+import type { LeaseFence } from '../../kube/lease-fence.ts';
 import type { Lease } from '../../kube/objects.ts';
 import { LEASES } from '../../kube/resources.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -19,6 +20,11 @@ export interface LeaseElectorOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   onLeaderChange?: (isLeader: boolean) => void;
+  /**
+   * The fence of the writes made under this lease: told of every accepted renewal and of the
+   * term's end; a write it refuses ends the term at once.
+   */
+  fence?: LeaseFence;
 }
 
 /** Why leading ended. */
@@ -33,11 +39,14 @@ export type LeadershipEnd = 'lost' | 'stopped';
  * the lease (empty holder, 1 s duration) so a standby takes over at once.
  */
 export class LeaseElector {
-  private readonly options: Required<Omit<LeaseElectorOptions, 'onLeaderChange' | 'labels'>> &
-    Pick<LeaseElectorOptions, 'onLeaderChange' | 'labels'>;
+  private readonly options: Required<Omit<LeaseElectorOptions, 'onLeaderChange' | 'labels' | 'fence'>> &
+    Pick<LeaseElectorOptions, 'onLeaderChange' | 'labels' | 'fence'>;
   private observed: Lease | undefined;
   private observedRaw = '';
+  /** Monotonic time the last observed change of the record was seen. */
   private observedAt = 0;
+  /** Monotonic send time of the last accepted acquire or renewal. */
+  private renewedAt = 0;
   private leader = false;
 
   constructor(options: LeaseElectorOptions) {
@@ -60,34 +69,65 @@ export class LeaseElector {
    * Campaigns until elected, then runs `lead` with a signal that aborts the moment leadership ends
    * (its reason is the LeadershipEnd), waits for `lead` to finish, and returns why it ended. `stop`
    * aborting ends leading cleanly: `lead` winds down first, then the lease is released.
+   *
+   * The term ends as 'lost' at the first of: a renewal that finds another holder; the renew
+   * deadline passing since the last accepted renewal (a timer, so a hung renewal or a stalled
+   * process cannot stretch it); a write refused by the fence. The fence stops writing at that
+   * same deadline even before this loop notices (docs/controller.md, "Fencing").
    */
   async run(stop: AbortSignal, lead: (leading: AbortSignal) => Promise<void>): Promise<LeadershipEnd> {
-    const { clock, logger, retryPeriodMs, renewDeadlineMs, identity, namespace, name } = this.options;
+    const { clock, logger, retryPeriodMs, identity, namespace, name, fence } = this.options;
     while (!stop.aborted && !(await this.tryAcquireOrRenew(stop))) await sleep(clock, this.untilNextTry(), stop);
     if (stop.aborted) return 'stopped';
     logger.info({ identity, lease: `${namespace}/${name}` }, 'became leader');
-    this.setLeader(true);
+    const term = new AbortController();
+    const within = AbortSignal.any([stop, term.signal]);
     const leading = new AbortController();
+    const endTerm = (why: string) => {
+      if (term.signal.aborted || stop.aborted) return;
+      logger.error(
+        { identity, lease: `${namespace}/${name}`, holder: this.observedHolder() },
+        `leadership lost: ${why}`,
+      );
+      fence?.revoke();
+      this.setLeader(false);
+      term.abort('lost');
+      leading.abort('lost');
+    };
+    const expiry = new ExpiryTimer(clock, () => endTerm('lease not renewed within the renew deadline'));
+    const unsubscribe = fence?.onBreach((reason) => endTerm(`a write was refused: ${reason}`));
+    this.termRenewed(expiry);
+    this.setLeader(true);
     const done = lead(leading.signal).catch((error) => {
       logger.error({ err: errorMessage(error) }, 'leading failed');
     });
-    let end: LeadershipEnd = 'stopped';
-    renewing: while (!stop.aborted) {
-      await sleep(clock, retryPeriodMs, stop);
-      if (stop.aborted) break;
-      const deadline = clock.now() + renewDeadlineMs;
-      while (!(await this.tryAcquireOrRenew(stop))) {
-        if (stop.aborted) break renewing;
+    renewing: while (!within.aborted) {
+      await sleep(clock, retryPeriodMs, within);
+      while (!within.aborted && !(await this.tryAcquireOrRenew(within))) {
         const other = this.observedHolder();
-        if ((other && other !== identity) || clock.now() >= deadline) {
-          logger.error({ identity, holder: other }, 'leadership lost: lease not renewed');
-          end = 'lost';
+        if (other && other !== identity) {
+          endTerm(`the Lease is held by ${other}`);
           break renewing;
         }
-        await sleep(clock, Math.min(retryPeriodMs, Math.max(0, deadline - clock.now())), stop);
+        if (expiry.remaining() <= 0) {
+          endTerm('lease not renewed within the renew deadline');
+          break renewing;
+        }
+        await sleep(clock, Math.min(retryPeriodMs, expiry.remaining()), within);
       }
+      if (within.aborted) break;
+      // Overdue timers run in order of their due time after a stall, so this renewal may have been
+      // sent after the proof lapsed: the term ended then, whatever the server answers now.
+      if (expiry.remaining() <= 0) {
+        endTerm('lease not renewed within the renew deadline');
+        break;
+      }
+      this.termRenewed(expiry);
     }
-    if (end === 'lost') this.setLeader(false);
+    expiry.cancel();
+    unsubscribe?.();
+    const end: LeadershipEnd = term.signal.aborted ? 'lost' : 'stopped';
+    fence?.revoke();
     leading.abort(end);
     await done;
     if (end === 'stopped') {
@@ -97,10 +137,16 @@ export class LeaseElector {
     return end;
   }
 
+  /** A renewal (or the acquire) of the running term was accepted: the fence and the deadline move on. */
+  private termRenewed(expiry: ExpiryTimer): void {
+    this.options.fence?.renewed(this.renewedAt);
+    expiry.arm(this.renewedAt + this.options.renewDeadlineMs);
+  }
+
   /** Sleep length for a candidate: the retry period, or less when the observed lease expires sooner. */
   private untilNextTry(): number {
     const { retryPeriodMs, clock } = this.options;
-    const expiresIn = this.observedAt + this.observedDurationMs() - clock.now();
+    const expiresIn = this.observedAt + this.observedDurationMs() - clock.monotonic();
     return Math.max(1, Math.min(retryPeriodMs, expiresIn + 1));
   }
 
@@ -118,7 +164,7 @@ export class LeaseElector {
     const raw = JSON.stringify(lease.spec ?? {});
     if (raw !== this.observedRaw) {
       this.observedRaw = raw;
-      this.observedAt = this.options.clock.now();
+      this.observedAt = this.options.clock.monotonic();
     }
     this.observed = lease;
   }
@@ -131,6 +177,8 @@ export class LeaseElector {
   async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
     const { api, clock, logger, namespace, name, identity, leaseDurationMs } = this.options;
     const now = clock.now();
+    // Sent no earlier than this: the time the fence counts from (before any request of the attempt).
+    const sentAt = clock.monotonic();
     const spec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.round(leaseDurationMs / 1000),
@@ -141,7 +189,7 @@ export class LeaseElector {
     const call = { signal, unthrottled: true };
     try {
       // Fast path: the leader renews the record it wrote last.
-      if (this.leader && this.observed && this.leaseValid(now)) {
+      if (this.leader && this.observed && this.leaseValid(sentAt)) {
         const current = this.observed.spec ?? {};
         try {
           const written = await api.update<Lease>(
@@ -153,6 +201,7 @@ export class LeaseElector {
             call,
           );
           this.observe(written);
+          this.renewedAt = sentAt;
           return true;
         } catch (error) {
           logger.debug({ err: errorMessage(error) }, 'fast lease renewal failed; re-reading the lease');
@@ -175,11 +224,12 @@ export class LeaseElector {
           call,
         );
         this.observe(created);
+        this.renewedAt = sentAt;
         return true;
       }
       this.observe(lease);
       const holder = lease.spec?.holderIdentity;
-      if (holder && holder !== identity && this.leaseValid(now)) return false;
+      if (holder && holder !== identity && this.leaseValid(clock.monotonic())) return false;
       const transitions = lease.spec?.leaseTransitions ?? 0;
       const next =
         holder === identity && this.leader
@@ -187,6 +237,7 @@ export class LeaseElector {
           : { ...spec, leaseTransitions: transitions + 1 };
       const written = await api.update<Lease>(LEASES, { ...lease, spec: next }, call);
       this.observe(written);
+      this.renewedAt = sentAt;
       return true;
     } catch (error) {
       if (!signal?.aborted) logger.warn({ err: errorMessage(error) }, 'lease acquire/renew failed');
@@ -219,5 +270,36 @@ export class LeaseElector {
     } catch (error) {
       logger.warn({ err: errorMessage(error) }, 'releasing the lease failed');
     }
+  }
+}
+
+/** One pending callback at a monotonic deadline, moved by `arm`. */
+class ExpiryTimer {
+  private readonly clock: Clock;
+  private readonly onExpiry: () => void;
+  private handle: TimerHandle | undefined;
+  private deadline = 0;
+
+  constructor(clock: Clock, onExpiry: () => void) {
+    this.clock = clock;
+    this.onExpiry = onExpiry;
+  }
+
+  arm(deadline: number): void {
+    this.cancel();
+    this.deadline = deadline;
+    this.handle = this.clock.setTimeout(() => {
+      this.handle = undefined;
+      this.onExpiry();
+    }, this.remaining());
+  }
+
+  remaining(): number {
+    return this.deadline - this.clock.monotonic();
+  }
+
+  cancel(): void {
+    if (this.handle) this.clock.clearTimeout(this.handle);
+    this.handle = undefined;
   }
 }

@@ -1,8 +1,10 @@
+import type { WriteFence } from '../../kube/lease-fence.ts';
 import { DnsClient, type DnsObserver } from './dns/client.ts';
 import { DnsRecordStore } from './dns/dns-record-store.ts';
 import { TsigKeyFile } from './dns/tsig-key-file.ts';
 import type { TsigKey } from './dns/wire.ts';
-import { FileRecordStore } from './file-record-store.ts';
+import { fencedDnsTransport, fencedFileSystem } from './fenced.ts';
+import { FileRecordStore, nodeFileSystem } from './file-record-store.ts';
 import type { RecordStore } from './record-store.ts';
 
 /** Where the controller keeps external records: `--records dir:DIR` or `--records dns:HOST:PORT`. */
@@ -59,8 +61,14 @@ export function parseTsigKey(text: string, file: string): TsigKey {
  * The store the configuration names. The TSIG key file is read here, so a missing or broken one
  * stops the start, and again whenever it changes (tsig-key-file.ts).
  */
-export async function createRecordStore(config: RecordsConfig, observe?: DnsObserver): Promise<RecordStore> {
-  if (config.kind === 'dir') return new FileRecordStore(config.dir);
+export async function createRecordStore(
+  config: RecordsConfig,
+  observe?: DnsObserver,
+  fence?: WriteFence,
+): Promise<RecordStore> {
+  if (config.kind === 'dir') {
+    return new FileRecordStore(config.dir, fence ? fencedFileSystem(nodeFileSystem, fence) : nodeFileSystem);
+  }
   const keyFile = new TsigKeyFile(config.tsigKeyFile, parseTsigKey);
   try {
     await keyFile.current();
@@ -73,5 +81,8 @@ export async function createRecordStore(config: RecordsConfig, observe?: DnsObse
     key: () => keyFile.current(),
     ...(observe && { observe }),
   });
-  return new DnsRecordStore(client, { zone: config.zone, owner: config.owner });
+  return new DnsRecordStore(fence ? fencedDnsTransport(client, fence) : client, {
+    zone: config.zone,
+    owner: config.owner,
+  });
 }

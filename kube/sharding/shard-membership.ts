@@ -46,23 +46,23 @@ export class ShardMembership {
     this.leases.set(shard, {
       holder: lease.spec?.holderIdentity ?? '',
       durationMs: (lease.spec?.leaseDurationSeconds ?? 0) * 1000,
-      observedAt: this.clock.now(),
+      observedAt: this.clock.monotonic(),
       spec,
     });
   }
 
-  isLive(shard: string, now = this.clock.now()): boolean {
+  isLive(shard: string, now = this.clock.monotonic()): boolean {
     const lease = this.leases.get(shard);
     return lease !== undefined && lease.holder !== '' && now < lease.observedAt + lease.durationMs;
   }
 
   /** The live shards, sorted. */
-  liveShards(now = this.clock.now()): string[] {
+  liveShards(now = this.clock.monotonic()): string[] {
     return [...this.leases.keys()].filter((shard) => this.isLive(shard, now)).sort();
   }
 
   /** The ring of the live shards (the same object while they stay the same). */
-  ring(now = this.clock.now()): HashRing {
+  ring(now = this.clock.monotonic()): HashRing {
     const live = this.liveShards(now);
     const key = live.join('\n');
     if (!this.cachedRing || key !== this.cachedFor) {
@@ -73,7 +73,7 @@ export class ShardMembership {
   }
 
   /** Milliseconds until the next live Lease expires unless renewed (undefined: none is live). */
-  untilNextExpiry(now = this.clock.now()): number | undefined {
+  untilNextExpiry(now = this.clock.monotonic()): number | undefined {
     let next: number | undefined;
     for (const lease of this.leases.values()) {
       const expires = lease.observedAt + lease.durationMs;

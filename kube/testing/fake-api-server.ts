@@ -89,10 +89,19 @@ export class FakeApiServer implements KubeTransport {
   private uid = 1;
   private readonly faults: Array<{ match: (r: RecordedRequest) => boolean; fault: Fault; times: number }> = [];
   private readonly watchFaults: Array<{ status: number; body: unknown }> = [];
+  private readonly hangs: Array<(r: RecordedRequest) => boolean> = [];
 
   /** Makes the next `times` requests matching `match` fail with `status`/`reason`. */
   failNext(match: (r: RecordedRequest) => boolean, fault: Fault, times = 1): void {
     this.faults.push({ match, fault, times });
+  }
+
+  /**
+   * Every later request matching `match` is never answered (a partition that drops packets): it
+   * fails only when its signal aborts.
+   */
+  hang(match: (r: RecordedRequest) => boolean): void {
+    this.hangs.push(match);
   }
 
   /** Makes the next watch request answer with a non-200 status. */
@@ -196,6 +205,7 @@ export class FakeApiServer implements KubeTransport {
       ...(options.contentType && { contentType: options.contentType }),
     };
     this.requests.push(r);
+    if (this.hangs.some((match) => match(r))) return hangUntilAborted(options.signal);
     await Promise.resolve();
     const fault = this.fault(r);
     if (fault) return this.status(fault.status, fault.reason, fault.message ?? fault.reason);
@@ -352,4 +362,12 @@ export class FakeApiServer implements KubeTransport {
     const body = { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, code };
     return { status: code, body, text: JSON.stringify(body) };
   }
+}
+
+function hangUntilAborted(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const fail = () => reject(new Error('the request was aborted'));
+    if (signal?.aborted) fail();
+    else signal?.addEventListener('abort', fail, { once: true });
+  });
 }

@@ -18,6 +18,8 @@ function toMs(instant: Instant): number {
 /** A clock that only moves when told to: `advance` fires the timers that fall due, in order. */
 export class ManualClock implements Clock {
   private current: number;
+  /** Moves with `advance`, never with `set`: a wall-clock step leaves monotonic time alone. */
+  private elapsed = 0;
   protected readonly timers = new Map<number, Timer>();
   private next = 1;
   private seq = 0;
@@ -28,6 +30,10 @@ export class ManualClock implements Clock {
 
   now(): number {
     return this.current;
+  }
+
+  monotonic(): number {
+    return this.elapsed;
   }
 
   /** Jumps to `to` without firing any timer: for code that only reads the time. */
@@ -45,6 +51,19 @@ export class ManualClock implements Clock {
     this.timers.delete(handle.id);
   }
 
+  /**
+   * Moves time forward by `ms` without firing a timer: what a stopped process (SIGSTOP, a long GC
+   * pause, a frozen VM) finds when it runs again. The overdue timers fire on the next `advance`.
+   */
+  stall(ms: number): void {
+    this.moveTo(this.current + ms);
+  }
+
+  private moveTo(to: number): void {
+    this.elapsed += to - this.current;
+    this.current = to;
+  }
+
   pending(): number {
     return this.timers.size;
   }
@@ -59,10 +78,10 @@ export class ManualClock implements Clock {
         .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
       if (!due) break;
       this.timers.delete(due.id);
-      this.current = Math.max(this.current, due.at);
+      this.moveTo(Math.max(this.current, due.at));
       due.callback();
     }
-    this.current = target;
+    this.moveTo(target);
     await settle();
   }
 }
