@@ -1,5 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Clock } from './clock.ts';
 import type { ClusterConfig, TlsOptions } from './cluster.ts';
 import type { WriteFence } from './lease-fence.ts';
@@ -165,8 +167,9 @@ export class HttpsTransport implements KubeTransport {
         'content-length': String(Buffer.byteLength(payload)),
       }),
     };
-    // Nothing is awaited between this check and the request's bytes being handed to the socket.
-    if (method !== 'GET') this.options.fence?.assertMayWrite(`${method} ${url.pathname}`);
+    const fence = method === 'GET' ? undefined : this.options.fence;
+    const what = `${method} ${url.pathname}`;
+    fence?.assertMayWrite(what);
     const send = this.server.protocol === 'http:' ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {
       const timeout = timeoutMs === undefined ? {} : { timeout: timeoutMs };
@@ -175,7 +178,24 @@ export class HttpsTransport implements KubeTransport {
         req.on('timeout', () => req.destroy(new Error(`${method} ${url.href}: no answer within ${timeoutMs} ms`)));
       }
       req.on('error', reject);
-      req.end(payload);
+      if (!fence) {
+        req.end(payload);
+        return;
+      }
+      // Asked again once the connection can take the bytes (a new one after its TLS handshake), and
+      // the request written in the same synchronous step: the window a stalled process can slip
+      // through shrinks to those few instructions (docs/controller.md, "Fencing").
+      req.once('socket', (socket) =>
+        whenWritable(socket, () => {
+          try {
+            fence.assertMayWrite(what);
+          } catch (error) {
+            req.destroy(error as Error);
+            return;
+          }
+          req.end(payload);
+        }),
+      );
     });
   }
 
@@ -233,6 +253,19 @@ export class HttpsTransport implements KubeTransport {
 
   close(): void {
     this.agent.destroy();
+  }
+}
+
+/** Runs `write` once `socket` is connected and, for TLS, past its handshake. */
+function whenWritable(socket: Socket, write: () => void): void {
+  if (socket instanceof TLSSocket) {
+    const protocol = socket.getProtocol();
+    if (protocol && protocol !== 'unknown') write();
+    else socket.once('secureConnect', write);
+  } else if (socket.connecting) {
+    socket.once('connect', write);
+  } else {
+    write();
   }
 }
 

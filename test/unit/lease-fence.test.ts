@@ -11,7 +11,7 @@ import { fencedDnsTransport } from '../../controller/records/fenced.ts';
 import { FileRecordStore, nodeFileSystem } from '../../controller/records/file-record-store.ts';
 import { createRecordStore } from '../../controller/records/records-config.ts';
 import { KubeApi } from '../../kube/api-client.ts';
-import { FencedError, isFenced, LeaseFence } from '../../kube/lease-fence.ts';
+import { FencedError, isFenced, LeaseFence, type WriteFence } from '../../kube/lease-fence.ts';
 import type { Lease } from '../../kube/objects.ts';
 import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
 import { HttpsTransport, type RequestThrottle } from '../../kube/transport.ts';
@@ -128,6 +128,30 @@ describe('fencing: the transport sends no write the fence refuses', () => {
         'GET /api/v1/namespaces/a/configmaps/b',
         'PUT /api/v1/namespaces/a/configmaps/b',
       ]);
+    } finally {
+      transport.close();
+    }
+  });
+
+  it('asked again once the connection can take the bytes: a lapse while connecting sends nothing', async () => {
+    const asked: string[] = [];
+    // Proven when the request is made, lapsed by the time its new connection is up.
+    const fence: WriteFence = {
+      assertMayWrite: (what) => {
+        asked.push(what);
+        if (asked.length > 1) throw new FencedError('sys/l', `${what}: not sent: lapsed while connecting`);
+      },
+    };
+    const transport = HttpsTransport.direct({ server: url }, { clock: new ManualClock(), fence });
+    try {
+      const error = await transport.request('DELETE', '/api/v1/namespaces/a/pods/p', { body: {} }).catch((e) => e);
+      expect((error as Error).message).to.equal(
+        'DELETE /api/v1/namespaces/a/pods/p: not sent: lapsed while connecting',
+      );
+      expect(asked).to.deep.equal(['DELETE /api/v1/namespaces/a/pods/p', 'DELETE /api/v1/namespaces/a/pods/p']);
+      await transport.request('GET', '/api/v1/namespaces/a/pods/p');
+      expect(asked).to.have.length(2);
+      expect(received).to.deep.equal(['GET /api/v1/namespaces/a/pods/p']);
     } finally {
       transport.close();
     }
