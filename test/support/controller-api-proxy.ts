@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, createServer, request as httpsRequest, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { issueCertificate, type KeyPair } from '../../certs/x509.ts';
+import { isLeasePath, parseApiPath } from './history/api-path.ts';
 
 /** One request that went through the proxy, with the API server's answer. */
 export interface ProxiedRequest {
@@ -14,8 +15,14 @@ export interface ProxiedRequest {
   client: string;
   /** When the proxy received it (Date.now()). */
   at: number;
-  /** The object's name: the path's last segment, or for a POST the body's metadata.name. */
+  /** When the API server answered (Date.now()); undefined if it never did. */
+  answeredAt?: number;
+  /** For a write: the object's name, from the path (a subresource's object), or for a POST the body's metadata.name. */
   name?: string;
+  /** For a Lease write (POST/PUT/PATCH): the body's spec.holderIdentity, '' for a release. */
+  holder?: string;
+  /** For a Lease write: the Lease's name. */
+  leaseName?: string;
 }
 
 export interface ProxyRequestInfo {
@@ -24,14 +31,39 @@ export interface ProxyRequestInfo {
   query: URLSearchParams;
 }
 
-function bodyName(chunks: Buffer[]): string | undefined {
+interface WrittenBody {
+  metadata?: { name?: unknown };
+  spec?: { holderIdentity?: unknown };
+}
+
+function parseBody(chunks: Buffer[]): WrittenBody | undefined {
   try {
-    const name = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { metadata?: { name?: unknown } }).metadata
-      ?.name;
-    return typeof name === 'string' ? name : undefined;
+    const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return typeof body === 'object' && body !== null ? (body as WrittenBody) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The written holder: a PUT or POST without one clears it; a merge patch without one leaves it. */
+function holderOf(method: string, body: WrittenBody | undefined): string | undefined {
+  const holder = body?.spec?.holderIdentity;
+  if (typeof holder === 'string') return holder;
+  if (method === 'PATCH') return holder === null ? '' : undefined;
+  return body ? '' : undefined;
+}
+
+/** What a write names: the object, and for a Lease the holder it sets. */
+function describeWrite(record: ProxiedRequest, chunks: Buffer[]): void {
+  const path = parseApiPath(record.path);
+  const lease = isLeasePath(path) && ['POST', 'PUT', 'PATCH'].includes(record.method);
+  const body = record.method === 'POST' || lease ? parseBody(chunks) : undefined;
+  const bodyName = typeof body?.metadata?.name === 'string' ? body.metadata.name : undefined;
+  record.name = record.method === 'POST' ? (bodyName ?? path?.name) : path?.name;
+  if (!lease) return;
+  record.leaseName = record.name;
+  const holder = holderOf(record.method, body);
+  if (holder !== undefined) record.holder = holder;
 }
 
 /**
@@ -141,7 +173,7 @@ export class ApiProxy {
     if (watch && this.expireNext.delete(url.pathname)) url.searchParams.set('resourceVersion', '1');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    record.name = record.method === 'POST' ? bodyName(chunks) : undefined;
+    if (record.method !== 'GET') describeWrite(record, chunks);
     try {
       await this.beforeForward?.({ method: record.method, path: url.pathname, query: url.searchParams });
     } catch {
@@ -163,6 +195,7 @@ export class ApiProxy {
       },
       (upstream) => {
         record.status = upstream.statusCode ?? 0;
+        record.answeredAt = Date.now();
         const responseHeaders: Record<string, string | string[]> = {};
         for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined) responseHeaders[k] = v;
         res.writeHead(upstream.statusCode ?? 502, responseHeaders);
