@@ -23,6 +23,8 @@ export interface ProxiedRequest {
   holder?: string;
   /** For a Lease write: the Lease's name. */
   leaseName?: string;
+  /** For a Lease write: the body's spec.leaseDurationSeconds. */
+  leaseDurationSeconds?: number;
 }
 
 export interface ProxyRequestInfo {
@@ -33,7 +35,7 @@ export interface ProxyRequestInfo {
 
 interface WrittenBody {
   metadata?: { name?: unknown };
-  spec?: { holderIdentity?: unknown };
+  spec?: { holderIdentity?: unknown; leaseDurationSeconds?: unknown };
 }
 
 function parseBody(chunks: Buffer[]): WrittenBody | undefined {
@@ -64,6 +66,8 @@ function describeWrite(record: ProxiedRequest, chunks: Buffer[]): void {
   record.leaseName = record.name;
   const holder = holderOf(record.method, body);
   if (holder !== undefined) record.holder = holder;
+  const duration = body?.spec?.leaseDurationSeconds;
+  if (typeof duration === 'number') record.leaseDurationSeconds = duration;
 }
 
 /**

@@ -58,6 +58,46 @@ function takeover(aWrite: RecordedRequest): History {
 }
 
 describe('history checker: leadership windows', () => {
+  /** A write of the Lease that also sets its duration, as the elector's acquires and renewals do. */
+  const timedLeaseWrite = (name: string, holder: string, at: number, seconds: number) => ({
+    ...leaseWrite(name, holder, at),
+    leaseDurationSeconds: seconds,
+  });
+
+  it('a lease duration after the holder’s last accepted write, its window closes, though nobody takes it over', () => {
+    const lease = shardLease('c');
+    const h = history({
+      c: [
+        timedLeaseWrite(lease, 'c', 1000, 4),
+        timedLeaseWrite(lease, 'c', 2000, 4),
+        write(configMap('s1'), 5999),
+        write(configMap('s1'), 6000),
+        // Accepted after the expiry (nobody else wanted it): a new window, from its answer.
+        timedLeaseWrite(lease, 'c', 7000, 4),
+        write(configMap('s1'), 7500),
+      ],
+    });
+    expect(leadershipWindows(h, lease, SYS)).to.deep.equal([
+      { replica: 'c', from: 1002, until: 6000, expired: true },
+      { replica: 'c', from: 7002, until: 11_000, expired: true },
+    ]);
+    const violations = writesOutsideLeadership(h, sharded);
+    expect(violations.map((v) => v.detail)).to.deep.equal([
+      `PUT ${configMap('s1')} at 6000, accepted (200): outside its leadership of ${lease}, 0 ms after its window closed at 6000 (expired), 1002 ms before its next window opened at 7002`,
+    ]);
+  });
+
+  it('a takeover before the expiry closes the window at the takeover', () => {
+    const h = history({
+      a: [timedLeaseWrite(ELECTION, 'a', 1000, 15)],
+      b: [timedLeaseWrite(ELECTION, 'b', 3000, 15)],
+    });
+    expect(leadershipWindows(h, ELECTION, SYS)).to.deep.equal([
+      { replica: 'a', from: 1002, until: 3000, endedBy: 'b' },
+      { replica: 'b', from: 3002, until: 18_000, expired: true },
+    ]);
+  });
+
   it('opens when the acquire was answered, closes when the takeover was received; renewals and refused writes change nothing', () => {
     const h = takeover(write(configMap('s2'), 1300));
     expect(leadershipWindows(h, ELECTION, SYS)).to.deep.equal([

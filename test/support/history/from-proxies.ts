@@ -29,6 +29,7 @@ export function historyFromProxies(
           ...(r.name !== undefined && { name: r.name }),
           ...(r.holder !== undefined && { holder: r.holder }),
           ...(r.leaseName !== undefined && { leaseName: r.leaseName }),
+          ...(r.leaseDurationSeconds !== undefined && { leaseDurationSeconds: r.leaseDurationSeconds }),
         }),
       ),
     })),

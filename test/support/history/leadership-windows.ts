@@ -11,12 +11,16 @@ export interface LeadershipWindow {
   until: number;
   /** The holder that write named ('' for a release); absent while held. */
   endedBy?: string;
+  /** It ended because its holder's last accepted renewal was a lease duration old. */
+  expired?: boolean;
 }
 
 interface HolderChange {
   holder: string;
   at: number;
   answeredAt: number;
+  /** The lease duration the write set (ms); absent when the record does not say. */
+  durationMs?: number;
 }
 
 /** The Lease this request wrote, if it wrote `namespace/name` and says which holder it set. */
@@ -35,7 +39,14 @@ function holderChanges(history: History, name: string, namespace: string): Holde
   for (const replica of history.replicas) {
     for (const r of replica.requests) {
       const holder = holderWritten(r, name, namespace);
-      if (holder !== undefined) changes.push({ holder, at: r.at, answeredAt: r.answeredAt ?? r.at });
+      if (holder === undefined) continue;
+      const durationMs = r.leaseDurationSeconds === undefined ? undefined : r.leaseDurationSeconds * 1000;
+      changes.push({
+        holder,
+        at: r.at,
+        answeredAt: r.answeredAt ?? r.at,
+        ...(durationMs !== undefined && { durationMs }),
+      });
     }
   }
   return changes.sort((a, b) => a.at - b.at || a.answeredAt - b.answeredAt);
@@ -45,21 +56,44 @@ function holderChanges(history: History, name: string, namespace: string): Holde
  * Who held the Lease when, as the API server saw it, from the Lease writes it accepted (2xx). Lease
  * updates carry a resourceVersion, so accepted writes are serialised and their receive order is the
  * server's order. The windows are as narrow as the record allows: one opens when the acquire was
- * answered (the replica cannot know it leads before that) and closes when the proxy received the write
- * that named another holder or released it (the server may have applied it any time after that), so
- * a write the old holder sent at or after that moment is outside.
+ * answered (the replica cannot know it leads before that) and closes at the first of:
+ * - the proxy receiving the write that named another holder or released it (the server may have
+ *   applied it any time after that);
+ * - the lease expiring: a lease duration after the proxy received the holder's last accepted write
+ *   (acquire or renewal), for another candidate may take over from then on. A renewal accepted after
+ *   that opens a new window.
+ * So a write the old holder sent at or after that moment is outside.
  */
 export function leadershipWindows(history: History, leaseName: string, leaseNamespace: string): LeadershipWindow[] {
   const windows: LeadershipWindow[] = [];
   let open: LeadershipWindow | undefined;
-  for (const change of holderChanges(history, leaseName, leaseNamespace)) {
-    if (change.holder === (open?.replica ?? '')) continue;
-    if (open) {
-      open.until = change.at;
-      open.endedBy = change.holder;
+  let expiresAt = Infinity;
+  const close = (at: number, endedBy: string) => {
+    if (!open) return;
+    if (expiresAt <= at) {
+      open.until = expiresAt;
+      open.expired = true;
+    } else {
+      open.until = at;
+      open.endedBy = endedBy;
     }
-    open = change.holder === '' ? undefined : { replica: change.holder, from: change.answeredAt, until: Infinity };
-    if (open) windows.push(open);
+    open = undefined;
+  };
+  for (const change of holderChanges(history, leaseName, leaseNamespace)) {
+    if (open && change.holder === open.replica && change.at < expiresAt) {
+      expiresAt = change.durationMs === undefined ? Infinity : change.at + change.durationMs;
+      continue;
+    }
+    close(change.at, change.holder);
+    if (change.holder === '') continue;
+    open = { replica: change.holder, from: change.answeredAt, until: Infinity };
+    expiresAt = change.durationMs === undefined ? Infinity : change.at + change.durationMs;
+    windows.push(open);
+  }
+  if (open && expiresAt !== Infinity) {
+    // Still held when the record ends, unless it expired: then nobody renewed it in time.
+    open.until = expiresAt;
+    open.expired = true;
   }
   return windows;
 }

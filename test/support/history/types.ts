@@ -18,6 +18,8 @@ export interface RecordedRequest {
   holder?: string;
   /** For a Lease write: the Lease's name. */
   leaseName?: string;
+  /** For a Lease write: the spec.leaseDurationSeconds it sets. */
+  leaseDurationSeconds?: number;
   watch?: boolean;
   /** Sent with `dryRun`: the server changed nothing. */
   dryRun?: boolean;

@@ -38,7 +38,7 @@ function describe(r: RecordedRequest, lease: string, own: LeadershipWindow[]): s
   const after = own.find((w) => w.from > r.at);
   const where = [
     before
-      ? `${r.at - before.until} ms after its window closed at ${before.until} (${before.endedBy ? `taken by ${before.endedBy}` : 'released'})`
+      ? `${r.at - before.until} ms after its window closed at ${before.until} (${before.expired ? 'expired' : before.endedBy ? `taken by ${before.endedBy}` : 'released'})`
       : 'before it first held the lease',
     ...(after ? [`${after.from - r.at} ms before its next window opened at ${after.from}`] : []),
   ];

@@ -1,0 +1,74 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEFAULT_BASE_DOMAIN } from '../../../api/constants.ts';
+import { siteHostname } from '../../../api/hostname.ts';
+import type { KubeHttp } from '../../../devenv/kube-http.ts';
+import type { FinalRecord, FinalSite, FinalState } from '../history/index.ts';
+
+interface SiteObject {
+  metadata: { name: string; namespace: string; generation?: number; deletionTimestamp?: string; finalizers?: string[] };
+  spec: { hostname?: string };
+  status?: { conditions?: Array<{ type: string; status: string; observedGeneration?: number }> };
+}
+
+export async function finalSites(api: KubeHttp, namespace: string): Promise<FinalSite[]> {
+  const list = await api.must<{ items: SiteObject[] }>(
+    'GET',
+    `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
+  );
+  return list.items.map((s) => {
+    const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
+    return {
+      namespace: s.metadata.namespace,
+      name: s.metadata.name,
+      generation: s.metadata.generation ?? 0,
+      ...(s.metadata.deletionTimestamp && { deletionTimestamp: s.metadata.deletionTimestamp }),
+      finalizers: s.metadata.finalizers ?? [],
+      hostname: siteHostname(s, DEFAULT_BASE_DOMAIN),
+      ...(ready && { readyStatus: ready.status, readyObservedGeneration: ready.observedGeneration }),
+    };
+  });
+}
+
+/** The file record store's records (`<namespace>_<name>.json`, written by `--records-dir`). */
+export async function fileRecords(dir: string): Promise<FinalRecord[]> {
+  const names = (await readdir(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
+  return Promise.all(
+    names.map(async (n) => {
+      const record = JSON.parse(await readFile(join(dir, n), 'utf8')) as { site: string; hostname: string };
+      return { siteKey: record.site, hostname: record.hostname };
+    }),
+  );
+}
+
+/** Converged: no site is being deleted, and every one is Ready=True at its generation. */
+export function isConverged(sites: readonly FinalSite[]): boolean {
+  return sites.every(
+    (s) => s.deletionTimestamp === undefined && s.readyStatus === 'True' && s.readyObservedGeneration === s.generation,
+  );
+}
+
+/** Polls until converged; the time it was first seen, or undefined after `timeoutMs`. */
+export async function waitConverged(api: KubeHttp, namespace: string, timeoutMs: number): Promise<number | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (isConverged(await finalSites(api, namespace).catch(() => [{ readyStatus: 'unknown' } as FinalSite]))) {
+      return Date.now();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return undefined;
+}
+
+export async function finalState(
+  api: KubeHttp,
+  namespace: string,
+  recordsDir: string,
+  deleted: Iterable<string>,
+): Promise<FinalState> {
+  return {
+    sites: await finalSites(api, namespace),
+    records: await fileRecords(recordsDir),
+    deletedSites: [...deleted],
+  };
+}
