@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DEFAULT_BASE_DOMAIN } from '../../../api/constants.ts';
 import { siteHostname } from '../../../api/hostname.ts';
 import type { KubeHttp } from '../../../devenv/kube-http.ts';
-import type { FinalRecord, FinalSite, FinalState } from '../history/index.ts';
+import type { FinalRecord, FinalSite } from '../history/index.ts';
 
 interface SiteObject {
   metadata: { name: string; namespace: string; generation?: number; deletionTimestamp?: string; finalizers?: string[] };
@@ -58,17 +58,4 @@ export async function waitConverged(api: KubeHttp, namespace: string, timeoutMs:
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   return undefined;
-}
-
-export async function finalState(
-  api: KubeHttp,
-  namespace: string,
-  recordsDir: string,
-  deleted: Iterable<string>,
-): Promise<FinalState> {
-  return {
-    sites: await finalSites(api, namespace),
-    records: await fileRecords(recordsDir),
-    deletedSites: [...deleted],
-  };
 }

@@ -9,12 +9,13 @@ import { applyControllerRbac, removeControllerRbac } from '../controller-harness
 import {
   type ConvergenceSample,
   checkHistory,
+  type FinalRecord,
   formatViolations,
   type History,
   historyFromProxies,
   type Violation,
 } from '../history/index.ts';
-import { finalState, waitConverged } from './cluster-state.ts';
+import { fileRecords, finalSites, waitConverged } from './cluster-state.ts';
 import { Replica, type ReplicaOptions } from './replicas.ts';
 import { SiteWorkload } from './workload.ts';
 
@@ -29,6 +30,11 @@ export interface DrillOptions {
   seed: number;
   /** Workload operations a second. */
   rate?: number;
+  /**
+   * The external records somewhere else than a file store in `recordsDir`: the replicas' flags for
+   * it, and how to read every record at the end. Default: `--records-dir`.
+   */
+  records?: { args: string[]; read: () => Promise<FinalRecord[]> };
 }
 
 /**
@@ -94,7 +100,7 @@ export class Drill {
       identity,
       namespace: this.namespace,
       system: this.system,
-      recordsDir: this.recordsDir,
+      recordArgs: this.options.records?.args ?? ['--records-dir', this.recordsDir],
       logDir: this.logDir,
       args: [
         '--workers=4',
@@ -168,7 +174,11 @@ export class Drill {
     const proxies = new Map([...this.replicas].map(([identity, r]) => [identity, r.proxy]));
     return {
       ...historyFromProxies(proxies),
-      final: await finalState(this.cp.admin, this.namespace, this.recordsDir, this.workload.deleted),
+      final: {
+        sites: await finalSites(this.cp.admin, this.namespace),
+        records: await (this.options.records?.read() ?? fileRecords(this.recordsDir)),
+        deletedSites: [...this.workload.deleted],
+      },
       convergence: this.convergence,
     };
   }

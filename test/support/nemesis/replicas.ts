@@ -25,7 +25,8 @@ export interface ReplicaOptions {
   namespace: string;
   /** The controller's own namespace: Leases, claims, its ServiceAccount. */
   system: string;
-  recordsDir: string;
+  /** Where the external records go: `['--records-dir', DIR]`, or the DNS flags. */
+  recordArgs: string[];
   logDir: string;
   /** Added to the namespace, records, leader-election and lease-timing flags. */
   args: string[];
@@ -78,7 +79,7 @@ export class Replica {
       logDir: options.logDir,
       cli: builtCli(),
       args: [
-        ...['--namespace', options.namespace, '--records-dir', options.recordsDir],
+        ...['--namespace', options.namespace, ...options.recordArgs],
         ...['--leader-elect', '--leader-elect-namespace', options.system, '--claims-namespace', options.system],
         ...drillLeaseArgs(),
         ...options.args,
