@@ -188,6 +188,10 @@ export class ApiProxy {
       const v = req.headers[h];
       if (typeof v === 'string') headers[h] = v;
     }
+    // Always framed: Node sends a DELETE body with neither Content-Length nor chunked encoding, and
+    // the API server would then ignore it (its preconditions) and misread the connection's next request.
+    const body = Buffer.concat(chunks);
+    if (body.length > 0 || !['GET', 'HEAD'].includes(record.method)) headers['content-length'] = String(body.length);
     const upstreamReq = httpsRequest(
       {
         hostname: this.target.hostname,
@@ -207,7 +211,12 @@ export class ApiProxy {
         if (watch) this.openWatches.add(entry);
         upstream.pipe(res);
         const done = () => this.openWatches.delete(entry);
-        upstream.on('close', done);
+        upstream.on('close', () => {
+          done();
+          // The server went away mid-answer (killed, restarted): cut the client's side too, as a
+          // dead connection would, instead of leaving its watch open and silent.
+          if (!upstream.complete) res.destroy();
+        });
         res.on('close', () => {
           done();
           upstream.destroy();
@@ -218,6 +227,6 @@ export class ApiProxy {
       if (!res.headersSent) res.writeHead(502);
       res.destroy();
     });
-    upstreamReq.end(Buffer.concat(chunks));
+    upstreamReq.end(body);
   }
 }

@@ -67,6 +67,8 @@ export interface FinalSite {
   /** The Ready condition's observedGeneration and status, if it has one. */
   readyObservedGeneration?: number;
   readyStatus?: string;
+  /** The Ready condition's reason, for messages. */
+  readyReason?: string;
 }
 
 /** One external record in the record store. */
