@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -51,6 +52,19 @@ export const DEFAULT_CONTROLLERS = [
   'replicaset-controller',
 ];
 
+/** The processes a ControlPlane runs, which its fault hooks (kill, restart, pause, resume) take. */
+export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
+
+/** How a component was started, so that a restart runs it exactly the same way. */
+interface ComponentSpec {
+  command: string;
+  args: string[];
+  logPath: string;
+  /** True once the component serves again. */
+  healthy: () => Promise<boolean>;
+  healthyWithinMs: number;
+}
+
 /** Builds (or finds in the cache) the control-plane binaries; returns their directory. */
 export async function controlPlaneBinDir(): Promise<string> {
   if (process.env.STATICSITE_CONTROLPLANE_BIN) return process.env.STATICSITE_CONTROLPLANE_BIN;
@@ -92,7 +106,10 @@ export class ControlPlane {
   adminCredentials!: KubeCredentials;
   apiServerUrl = '';
   private ca!: KeyPair;
+  private etcdClientUrl = '';
   private readonly processes: ManagedProcess[] = [];
+  private readonly specs = new Map<ControlPlaneComponent, ComponentSpec>();
+  private readonly paused = new Set<ManagedProcess>();
   private readonly options: ControlPlaneOptions;
   private readonly onExit = () => {
     for (const p of this.processes) p.killNow();
@@ -105,6 +122,11 @@ export class ControlPlane {
   /** The CA that signs the API server's serving cert and the client certs: tests may issue more. */
   get certificateAuthority(): KeyPair {
     return this.ca;
+  }
+
+  /** etcd's client URL (plain HTTP on loopback; also its JSON gRPC gateway under /v3/). */
+  get etcdUrl(): string {
+    return this.etcdClientUrl;
   }
 
   async start(): Promise<this> {
@@ -141,33 +163,36 @@ export class ControlPlane {
     const log = (name: string) => join(this.dir, `${name}.log`);
 
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    this.etcdClientUrl = etcdUrl;
     const peerUrl = `http://127.0.0.1:${etcdPeer}`;
-    const etcd = this.spawn(
-      'etcd',
-      bin('etcd'),
-      etcdFlags({ dataDir: join(this.dir, 'etcd'), clientUrl: etcdUrl, peerUrl }),
-      log('etcd'),
-    );
+    const etcd = this.launch('etcd', {
+      command: bin('etcd'),
+      args: etcdFlags({ dataDir: join(this.dir, 'etcd'), clientUrl: etcdUrl, peerUrl }),
+      logPath: log('etcd'),
+      healthy: async () => (await fetch(`${etcdUrl}/health`)).ok,
+      healthyWithinMs: 20_000,
+    });
 
     this.apiServerUrl = `https://${nodeAddress ?? '127.0.0.1'}:${apiPort}`;
     this.adminCredentials = { server: this.apiServerUrl, caPem: this.ca.certPem, ...admin };
     this.admin = new KubeHttp(this.adminCredentials);
 
-    await waitFor('etcd', 20_000, async () => (await fetch(`${etcdUrl}/health`)).ok, etcd);
+    await this.waitHealthy('etcd', etcd);
 
-    const apiserver = this.spawn(
-      'kube-apiserver',
-      bin('kube-apiserver'),
-      apiServerFlags({
+    const apiserver = this.launch('kube-apiserver', {
+      command: bin('kube-apiserver'),
+      args: apiServerFlags({
         etcdUrl,
         port: apiPort,
         pki,
         certDir: join(this.dir, 'apiserver-certs'),
         nodeAddress,
       }),
-      log('kube-apiserver'),
-    );
-    await waitFor('kube-apiserver', 60_000, async () => (await this.admin.get('/readyz')).status === 200, apiserver);
+      logPath: log('kube-apiserver'),
+      healthy: async () => (await this.admin.get('/readyz')).status === 200,
+      healthyWithinMs: 60_000,
+    });
+    await this.waitHealthy('kube-apiserver', apiserver);
 
     this.kubeconfigPath = join(this.dir, 'admin.kubeconfig');
     await writeFile(this.kubeconfigPath, kubeconfigYaml(this.adminCredentials, 'admin'), { mode: 0o600 });
@@ -177,29 +202,119 @@ export class ControlPlane {
       ...(nodeAddress ? REAL_NODE_CONTROLLERS : []),
       ...(this.options.controllers ?? []),
     ];
-    this.spawn(
-      'kube-controller-manager',
-      bin('kube-controller-manager'),
-      controllerManagerFlags({
+    const controllerManager = this.launch('kube-controller-manager', {
+      command: bin('kube-controller-manager'),
+      args: controllerManagerFlags({
         kubeconfig: this.kubeconfigPath,
         controllers,
         port: kcmPort,
         certDir: join(this.dir, 'kcm-certs'),
         qps: this.options.controllerManagerQps,
       }),
-      log('kube-controller-manager'),
-    );
+      logPath: log('kube-controller-manager'),
+      // Its /healthz lists the controllers once they are built: until then, an API server that does
+      // not answer makes it exit (it reads its client CA, then discovery, from the API server).
+      healthy: async () => {
+        const res = await httpsGet(`https://127.0.0.1:${kcmPort}/healthz?verbose`);
+        return res.status === 200 && res.text.includes(`[+]${DEFAULT_CONTROLLERS[0]} ok`);
+      },
+      healthyWithinMs: 30_000,
+    });
+    await this.waitHealthy('kube-controller-manager', controllerManager);
   }
 
-  private spawn(name: string, command: string, args: string[], logPath: string): ManagedProcess {
-    const p = new ManagedProcess(name, command, args, logPath);
+  private launch(component: ControlPlaneComponent, spec: ComponentSpec): ManagedProcess {
+    this.specs.set(component, spec);
+    const p = new ManagedProcess(component, spec.command, spec.args, spec.logPath);
     this.processes.push(p);
     return p;
   }
 
+  private waitHealthy(component: ControlPlaneComponent, proc: ManagedProcess): Promise<void> {
+    const spec = this.spec(component);
+    return waitFor(component, spec.healthyWithinMs, spec.healthy, proc);
+  }
+
+  private spec(component: ControlPlaneComponent): ComponentSpec {
+    const spec = this.specs.get(component);
+    if (!spec) throw new Error(`${component} was never started`);
+    return spec;
+  }
+
+  private process(component: ControlPlaneComponent): ManagedProcess {
+    const proc = this.processes.find((p) => p.name === component);
+    if (!proc) throw new Error(`${component} was never started`);
+    return proc;
+  }
+
   /** Process ids of etcd, kube-apiserver and kube-controller-manager while they run. */
   get pids(): number[] {
-    return this.processes.flatMap((p) => (p.pid === undefined ? [] : [p.pid]));
+    return this.processes.flatMap((p) => (p.running && p.pid !== undefined ? [p.pid] : []));
+  }
+
+  /** SIGKILLs the component (paused or not) and waits until it has exited. */
+  async kill(component: ControlPlaneComponent): Promise<void> {
+    const proc = this.process(component);
+    this.paused.delete(proc);
+    proc.signal('SIGKILL');
+    await proc.exit;
+    await proc.stop();
+  }
+
+  /**
+   * Starts the component again with the same binary, flags, ports, data and log file (appended),
+   * killing it first if it still runs, and waits until it is healthy.
+   */
+  async restart(component: ControlPlaneComponent): Promise<void> {
+    const old = this.process(component);
+    if (old.running) await this.kill(component);
+    const spec = this.spec(component);
+    const proc = new ManagedProcess(component, spec.command, spec.args, spec.logPath);
+    // Same place in the list: stop() still stops the controller manager first and etcd last.
+    this.processes[this.processes.indexOf(old)] = proc;
+    await this.waitHealthy(component, proc);
+  }
+
+  /**
+   * SIGSTOP, and waits until every thread has stopped: the component then keeps its sockets open
+   * and answers nothing until resume().
+   */
+  async pause(component: ControlPlaneComponent): Promise<void> {
+    const proc = this.process(component);
+    const pid = proc.pid;
+    if (pid === undefined || !proc.signal('SIGSTOP')) throw new Error(`${component} is not running`);
+    this.paused.add(proc);
+    // A thread enters the stop only once it runs: on a busy machine kube-apiserver went on
+    // answering for tens of milliseconds after the signal.
+    await waitFor(`${component} stopped`, 10_000, () => allThreadsStopped(pid), proc);
+  }
+
+  /** SIGCONT after pause(). */
+  resume(component: ControlPlaneComponent): void {
+    const proc = this.process(component);
+    if (!proc.signal('SIGCONT')) throw new Error(`${component} is not running`);
+    this.paused.delete(proc);
+  }
+
+  /**
+   * Compacts etcd at its current revision and waits until the compaction is physical: etcd then
+   * refuses every read or watch from an older revision. The revision also goes under
+   * `compact_rev_key`, as kube-apiserver's own compactor records it: without that the API server
+   * never learns of the compaction and keeps answering exact lists at older resourceVersions from
+   * its watch cache. Even so, watches from an older resourceVersion are served from the watch
+   * cache while it holds their events: only a restart('kube-apiserver') makes them expire (410).
+   */
+  async compactEtcd(): Promise<{ revision: number }> {
+    const range = await etcdGateway<{ header?: { revision?: string | number } }>(this.etcdUrl, 'kv/range', {
+      key: base64(COMPACT_REV_KEY),
+    });
+    const revision = Number(range.header?.revision);
+    if (!Number.isSafeInteger(revision) || revision <= 0) {
+      throw new Error(`etcd range: no revision in ${JSON.stringify(range)}`);
+    }
+    await etcdGateway(this.etcdUrl, 'kv/compaction', { revision, physical: true });
+    await etcdGateway(this.etcdUrl, 'kv/put', { key: base64(COMPACT_REV_KEY), value: base64(String(revision)) });
+    return { revision };
   }
 
   /** A client certificate signed by the API server's client CA. */
@@ -247,12 +362,62 @@ export class ControlPlane {
 
   async stop(): Promise<void> {
     this.admin?.close();
+    // A stopped process would only die of stop()'s SIGKILL, after the grace period.
+    for (const p of this.paused) p.signal('SIGCONT');
+    this.paused.clear();
     // Controller manager first, then the API server, then etcd, so nothing logs errors about a dead peer.
     for (const p of [...this.processes].reverse()) await p.stop();
     this.processes.length = 0;
     process.off('exit', this.onExit);
     if (this.dir && !this.options.keepDir) await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/** kube-apiserver's key (outside its /registry prefix) for the revision its compactor last compacted at. */
+const COMPACT_REV_KEY = 'compact_rev_key';
+
+const base64 = (text: string) => Buffer.from(text).toString('base64');
+
+/** A call to etcd's JSON gRPC gateway (`POST /v3/<service>/<method>`, bytes as base64, int64 as strings). */
+async function etcdGateway<T = unknown>(etcdUrl: string, method: string, body: unknown): Promise<T> {
+  const res = await fetch(`${etcdUrl}/v3/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`etcd ${method}: HTTP ${res.status}: ${text.slice(0, 500)}`);
+  return JSON.parse(text) as T;
+}
+
+/** Whether every thread of a Linux process is stopped (state T in /proc/<pid>/task/<tid>/stat). */
+async function allThreadsStopped(pid: number): Promise<boolean> {
+  const threads = await readdir(`/proc/${pid}/task`);
+  const states = await Promise.all(
+    threads.map(async (tid) => {
+      // "tid (comm) S ...": comm may hold spaces and parentheses.
+      const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+      return stat === '' ? 'T' : stat.charAt(stat.lastIndexOf(')') + 2);
+    }),
+  );
+  return states.every((state) => state === 'T');
+}
+
+/** GET over HTTPS without verifying the server (kube-controller-manager's self-signed serving cert). */
+function httpsGet(url: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { rejectUnauthorized: false, timeout: 2000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${url}: no answer within 2 s`)));
+    req.on('error', reject);
+  });
 }
 
 export function runKubectl(

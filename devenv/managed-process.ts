@@ -63,6 +63,11 @@ export class ManagedProcess {
     return text.trim().split('\n').slice(-lines).join('\n');
   }
 
+  /** Sends `sig` (SIGKILL, SIGSTOP, SIGCONT...) while the process runs; false once it has exited. */
+  signal(sig: NodeJS.Signals): boolean {
+    return !this.exited && this.child.kill(sig);
+  }
+
   /** For process 'exit' handlers, where nothing asynchronous runs. */
   killNow(): void {
     if (!this.exited) this.child.kill('SIGKILL');
