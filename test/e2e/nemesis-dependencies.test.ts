@@ -137,7 +137,7 @@ describe('e2e nemesis: the faults of what the operator depends on', function () 
 
     before(async function () {
       this.timeout(180_000);
-      drill = new Drill({ controlPlane: (await testCluster()).controlPlane, namespace: NS, seed: 4901 });
+      drill = new Drill({ controlPlane: (await testCluster()).controlPlane, namespace: NS, seed: 4901, rate: 10 });
       await drill.setUp();
       webhook = await DrillWebhook.start(drill);
       await drill.startReplica('replica-a');

@@ -8,7 +8,7 @@ import type { FinalRecord, FinalSite } from '../history/index.ts';
 interface SiteObject {
   metadata: { name: string; namespace: string; generation?: number; deletionTimestamp?: string; finalizers?: string[] };
   spec: { hostname?: string };
-  status?: { conditions?: Array<{ type: string; status: string; observedGeneration?: number }> };
+  status?: { conditions?: Array<{ type: string; status: string; reason?: string; observedGeneration?: number }> };
 }
 
 export async function finalSites(api: KubeHttp, namespace: string): Promise<FinalSite[]> {
@@ -25,7 +25,11 @@ export async function finalSites(api: KubeHttp, namespace: string): Promise<Fina
       ...(s.metadata.deletionTimestamp && { deletionTimestamp: s.metadata.deletionTimestamp }),
       finalizers: s.metadata.finalizers ?? [],
       hostname: siteHostname(s, DEFAULT_BASE_DOMAIN),
-      ...(ready && { readyStatus: ready.status, readyObservedGeneration: ready.observedGeneration }),
+      ...(ready && {
+        readyStatus: ready.status,
+        readyObservedGeneration: ready.observedGeneration,
+        ...(ready.reason && { readyReason: ready.reason }),
+      }),
     };
   });
 }
@@ -41,21 +45,37 @@ export async function fileRecords(dir: string): Promise<FinalRecord[]> {
   );
 }
 
-/** Converged: no site is being deleted, and every one is Ready=True at its generation. */
-export function isConverged(sites: readonly FinalSite[]): boolean {
-  return sites.every(
-    (s) => s.deletionTimestamp === undefined && s.readyStatus === 'True' && s.readyObservedGeneration === s.generation,
-  );
+/** The sites that keep the namespace from being converged, each with why: none when converged. */
+export function unconverged(sites: readonly FinalSite[]): string[] {
+  return sites.flatMap((s) => {
+    if (s.deletionTimestamp !== undefined) return [`${s.name}: deleting since ${s.deletionTimestamp}`];
+    if (s.readyStatus === 'True' && s.readyObservedGeneration === s.generation) return [];
+    const reason = s.readyReason ? ` (${s.readyReason})` : '';
+    return [
+      `${s.name}: Ready=${s.readyStatus ?? 'none'}${reason} at generation ${s.readyObservedGeneration} of ${s.generation}`,
+    ];
+  });
 }
 
-/** Polls until converged; the time it was first seen, or undefined after `timeoutMs`. */
-export async function waitConverged(api: KubeHttp, namespace: string, timeoutMs: number): Promise<number | undefined> {
+/**
+ * Polls until no site is being deleted and every one is Ready=True at its generation: the time that
+ * was first seen, or, after `timeoutMs`, the sites still pending then.
+ */
+export async function waitConverged(
+  api: KubeHttp,
+  namespace: string,
+  timeoutMs: number,
+): Promise<{ at: number } | { pending: string[] }> {
   const deadline = Date.now() + timeoutMs;
+  let pending = ['(no answer from the API server)'];
   while (Date.now() < deadline) {
-    if (isConverged(await finalSites(api, namespace).catch(() => [{ readyStatus: 'unknown' } as FinalSite]))) {
-      return Date.now();
+    try {
+      pending = unconverged(await finalSites(api, namespace));
+      if (pending.length === 0) return { at: Date.now() };
+    } catch (error) {
+      pending = [`(the API server: ${(error as Error).message})`];
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return undefined;
+  return { pending };
 }

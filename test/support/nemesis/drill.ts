@@ -13,6 +13,7 @@ import {
   formatViolations,
   type History,
   historyFromProxies,
+  leadershipWindows,
   type Violation,
 } from '../history/index.ts';
 import { fileRecords, finalSites, waitConverged } from './cluster-state.ts';
@@ -90,7 +91,7 @@ export class Drill {
       namespace: this.namespace,
       seed: this.options.seed,
       prefix: 'site',
-      rate: this.options.rate ?? 10,
+      rate: this.options.rate ?? 3,
     });
   }
 
@@ -126,8 +127,13 @@ export class Drill {
           if (replica.running || this.tearingDown) continue;
           await new Promise((resolve) => setTimeout(resolve, backoffMs));
           if (this.tearingDown) break;
-          this.restarts.push({ identity: replica.identity, at: Date.now() });
-          await replica.restart();
+          try {
+            await replica.restart();
+            this.restarts.push({ identity: replica.identity, at: Date.now() });
+          } catch (error) {
+            // The API server may still be down: the next round tries again.
+            process.stderr.write(`nemesis: restarting ${replica.identity} failed: ${(error as Error).message}\n`);
+          }
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
@@ -148,10 +154,19 @@ export class Drill {
     }
   }
 
-  /** Users' writes that failed outside every outage, or for another reason than being unable to reach the API. */
+  /**
+   * Users' writes that failed for another reason than being unable to reach the API (no answer, or
+   * a 5xx), or outside every outage. An outage lasts for the users until their first success after
+   * it began: a keep-alive connection that died with the API server fails the first request sent on
+   * it, whenever that is.
+   */
   unexplainedOperations() {
+    const ops = this.workload.operations;
+    const succeeded = (op: (typeof ops)[number]) => op.status >= 200 && op.status < 300;
+    const firstSuccessAfter = (at: number) => ops.find((op) => op.at >= at && succeeded(op))?.at ?? Infinity;
+    const spans = this.outages.map((o) => ({ from: o.from, to: Math.max(o.to, firstSuccessAfter(o.from)) }));
     return this.workload.unexplained(
-      (op) => (op.status === 0 || op.status >= 500) && this.outages.some((o) => op.at >= o.from && op.at <= o.to),
+      (op) => (op.status === 0 || op.status >= 500) && spans.some((o) => op.at >= o.from && op.at <= o.to),
     );
   }
 
@@ -163,10 +178,23 @@ export class Drill {
     return res.status === 200 ? res.body.spec?.holderIdentity || undefined : undefined;
   }
 
-  /** Waits for convergence after a fault stopped at `stoppedAt`, and keeps the sample for the checker. */
+  /**
+   * Waits for convergence after a fault stopped at `stoppedAt`, and keeps the sample for the
+   * checker. The users' edits pause meanwhile (each edit starts a rollout, so under a steady stream
+   * of them no moment has every site Ready) and resume afterwards if they were running.
+   */
   async converge(label: string, stoppedAt: number, timeoutMs = 120_000): Promise<void> {
-    const convergedAt = await waitConverged(this.cp.admin, this.namespace, timeoutMs);
-    this.convergence.push({ label, faultsStoppedAt: stoppedAt, ...(convergedAt !== undefined && { convergedAt }) });
+    const editing = this.workload.isRunning();
+    if (editing) await this.workload.stop();
+    const result = await waitConverged(this.cp.admin, this.namespace, timeoutMs);
+    if (editing) this.workload.start();
+    if ('at' in result) {
+      this.convergence.push({ label, faultsStoppedAt: stoppedAt, convergedAt: result.at });
+    } else {
+      const shown = result.pending.slice(0, 5).join('; ');
+      const more = result.pending.length > 5 ? ` and ${result.pending.length - 5} more` : '';
+      this.convergence.push({ label: `${label} (pending: ${shown}${more})`, faultsStoppedAt: stoppedAt });
+    }
   }
 
   /** The recorded requests of every replica, the final state and the convergence samples. */
@@ -186,11 +214,16 @@ export class Drill {
   /** Every rule of the checker over the history; the bound is for convergence after each fault. */
   async violations(convergenceBoundMs: number): Promise<{ history: History; violations: Violation[] }> {
     const history = await this.history();
+    const leaseFor = (identity: string) => (this.options.sharded ? `${SHARD_LEASE_PREFIX}${identity}` : LEASE_NAME);
+    // A site's writes by one replica are spans between changes of leadership: a replica that leads
+    // again after another did (a restart, a partition healed) starts a new span.
+    const leases = new Set([LEASE_NAME, ...[...this.replicas.keys()].map(leaseFor)]);
+    const boundaries = [...leases].flatMap((lease) =>
+      leadershipWindows(history, lease, this.system).flatMap((w) => [w.from, w.until]),
+    );
     const violations = checkHistory(history, {
-      leadership: {
-        leaseNamespace: this.system,
-        leaseFor: (identity) => (this.options.sharded ? `${SHARD_LEASE_PREFIX}${identity}` : LEASE_NAME),
-      },
+      leadership: { leaseNamespace: this.system, leaseFor },
+      siteWrites: { boundaries: boundaries.filter(Number.isFinite) },
       convergenceBoundMs,
     });
     return { history, violations };

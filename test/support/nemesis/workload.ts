@@ -1,16 +1,5 @@
+import { random as seededRandom } from '../../../devenv/fuzz/mutations.ts';
 import type { KubeHttp } from '../../../devenv/kube-http.ts';
-
-/** A small deterministic generator (mulberry32): the same seed, the same sequence of operations. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export type OperationKind = 'create' | 'edit' | 'delete';
 
@@ -32,7 +21,7 @@ export interface WorkloadOptions {
   prefix: string;
   /** Operations a second while running. */
   rate: number;
-  /** Shares of creates, edits and deletes (default 3:6:1). */
+  /** Shares of creates, edits and deletes (default 2:6:2: as many sites go as come). */
   mix?: Record<OperationKind, number>;
   /** Sites never deleted (so edits always have a target). Default 5. */
   keep?: number;
@@ -80,6 +69,10 @@ export class SiteWorkload {
     }
   }
 
+  isRunning(): boolean {
+    return this.running !== undefined && !this.stopping;
+  }
+
   start(): void {
     this.stopping = false;
     this.running ??= this.loop();
@@ -106,7 +99,7 @@ export class SiteWorkload {
   }
 
   private pick(): OperationKind {
-    const mix = this.options.mix ?? { create: 3, edit: 6, delete: 1 };
+    const mix = this.options.mix ?? { create: 2, edit: 6, delete: 2 };
     const keep = this.options.keep ?? 5;
     const roll = this.random() * (mix.create + mix.edit + mix.delete);
     if (roll < mix.create || this.live.length === 0) return 'create';
