@@ -31,17 +31,6 @@ export const PAST_THE_LEASE_MS = (DRILL_LEASE.durationS + 3) * 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * kube-apiserver restarted, then kube-controller-manager, as a kubelet restarts a control-plane
- * node's static pods. kube-controller-manager 1.37 left running across an API server restart here
- * kept failing its ReplicaSet syncs ("read version: N is not as new as written version: M") for
- * minutes, so no rollout finished: that is its fault, not the one under test.
- */
-async function restartApiServer(cp: ControlPlane): Promise<void> {
-  await cp.restart('kube-apiserver');
-  await cp.restart('kube-controller-manager');
-}
-
 export async function currentLeader(drill: Drill): Promise<Replica> {
   const holder = await eventually('a leader', async () => drill.holder(), 90_000);
   return drill.replicas.get(holder) as Replica;
@@ -71,7 +60,7 @@ const INJECT: Record<FaultKind, (target: FaultTarget) => Promise<void>> = {
   'apiserver-kill': async ({ cp }) => {
     await cp.kill('kube-apiserver');
     await sleep(3_000);
-    await restartApiServer(cp);
+    await cp.restart('kube-apiserver');
   },
   'etcd-kill': async ({ cp }) => {
     await cp.kill('etcd');
@@ -90,7 +79,7 @@ const INJECT: Record<FaultKind, (target: FaultTarget) => Promise<void>> = {
     try {
       await sleep(3_000);
       await cp.compactEtcd();
-      await restartApiServer(cp);
+      await cp.restart('kube-apiserver');
     } finally {
       for (const r of drill.replicas.values()) r.proxy.holdWatches(undefined);
     }
