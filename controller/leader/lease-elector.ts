@@ -127,9 +127,11 @@ export class LeaseElector {
     expiry.cancel();
     unsubscribe?.();
     const end: LeadershipEnd = term.signal.aborted ? 'lost' : 'stopped';
-    fence?.revoke();
+    // On a clean stop the workers finish their reconciles first, still fenced by the last renewal
+    // (no more renewals now: past the renew deadline their writes are refused).
     leading.abort(end);
     await done;
+    fence?.revoke();
     if (end === 'stopped') {
       await this.release();
       this.setLeader(false);

@@ -226,6 +226,35 @@ describe('fencing: the elector ends its term the moment its proof lapses', () =>
     expect(server.read<Lease>(LEASES, 'staticsite-controller')?.spec?.holderIdentity).to.equal('');
   });
 
+  it('a clean stop: the reconciles winding down may still write until the renew deadline, not after', async () => {
+    const clock = new ManualClock();
+    const server = new FakeApiServer();
+    const fence = fenceOn(clock);
+    const verdicts: boolean[] = [];
+    const elector = new LeaseElector({
+      api: new KubeApi(server),
+      clock,
+      logger: silentLogger(),
+      namespace: 'sys',
+      name: 'staticsite-controller',
+      identity: 'a',
+      fence,
+    });
+    const stop = new AbortController();
+    const end = elector.run(stop.signal, async (leading) => {
+      await new Promise<void>((resolve) => leading.addEventListener('abort', () => resolve(), { once: true }));
+      // A reconcile finishing during the shutdown grace.
+      verdicts.push(fence.check().ok);
+      await clock.advance(RENEW_DEADLINE_MS);
+      verdicts.push(fence.check().ok);
+    });
+    await settle();
+    stop.abort();
+    expect(await end).to.equal('stopped');
+    expect(verdicts).to.deep.equal([true, false]);
+    expect(fence.check().ok).to.equal(false);
+  });
+
   it('a process resumed after a pause past its lease: its first write is refused and leading ends at once, before any timer runs', async () => {
     const clock = new ManualClock();
     const server = new FakeApiServer();
