@@ -5,6 +5,7 @@ import { buildCrd, SHARD_LEASE_PREFIX } from '../../../api/index.ts';
 import { LEASE_NAME } from '../../../controller/manager.ts';
 import type { ControlPlane } from '../../../devenv/controlplane.ts';
 import { installCrd } from '../../../devenv/crds.ts';
+import { KubeHttp } from '../../../devenv/kube-http.ts';
 import { applyControllerRbac, removeControllerRbac } from '../controller-harness.ts';
 import {
   type ConvergenceSample,
@@ -87,7 +88,7 @@ export class Drill {
     this.recordsDir = await mkdtemp(join(tmpdir(), `${this.namespace}-records-`));
     this.logDir = await mkdtemp(join(tmpdir(), `${this.namespace}-logs-`));
     this.workload = new SiteWorkload({
-      api: cp.admin,
+      api: new KubeHttp(cp.adminCredentials),
       namespace: this.namespace,
       seed: this.options.seed,
       prefix: 'site',
@@ -151,6 +152,7 @@ export class Drill {
       return await fault();
     } finally {
       this.outages.push({ label, from, to: Date.now() + graceMs });
+      this.workload.reconnect(new KubeHttp(this.cp.adminCredentials));
     }
   }
 
@@ -238,6 +240,7 @@ export class Drill {
     this.tearingDown = true;
     await this.supervising;
     await this.workload?.stop();
+    this.workload?.close();
     for (const replica of this.replicas.values()) await replica.stop();
     const sites = `/apis/staticsite.dev/v1/namespaces/${this.namespace}/staticsites`;
     const left = await cp.admin.get<{ items: Array<{ metadata: { name: string } }> }>(sites);

@@ -40,6 +40,7 @@ export class SiteWorkload {
   /** `namespace/name` of every site a delete was accepted for. */
   readonly deleted = new Set<string>();
   private readonly options: WorkloadOptions;
+  private api: KubeHttp;
   private readonly random: () => number;
   private readonly live: string[] = [];
   private readonly versions = new Map<string, number>();
@@ -49,6 +50,7 @@ export class SiteWorkload {
 
   constructor(options: WorkloadOptions) {
     this.options = options;
+    this.api = options.api;
     this.random = seededRandom(options.seed);
   }
 
@@ -67,6 +69,21 @@ export class SiteWorkload {
       const op = await this.create();
       if (op.status !== 201) throw new Error(`create ${op.name}: HTTP ${op.status}: ${op.message}`);
     }
+  }
+
+  /**
+   * The users' next operations go through `api`; the old client is closed. What a user's next
+   * `kubectl` does after an outage: a new connection, not a kept-alive one that died with the server.
+   */
+  reconnect(api: KubeHttp): void {
+    const old = this.api;
+    this.api = api;
+    old.close();
+  }
+
+  /** Closes the users' client (after stop). */
+  close(): void {
+    this.api.close();
   }
 
   isRunning(): boolean {
@@ -130,7 +147,7 @@ export class SiteWorkload {
   private async create(): Promise<Operation> {
     const name = `${this.options.prefix}-${this.next++}`;
     const op = await this.attempt('create', name, () =>
-      this.options.api.post(this.sites, site(this.options.namespace, name, `<h1>${name} v0</h1>`)),
+      this.api.post(this.sites, site(this.options.namespace, name, `<h1>${name} v0</h1>`)),
     );
     if (op.status === 201) {
       this.live.push(name);
@@ -144,13 +161,13 @@ export class SiteWorkload {
     const version = (this.versions.get(name) ?? 0) + 1;
     this.versions.set(name, version);
     return this.attempt('edit', name, () =>
-      this.options.api.patch(`${this.sites}/${name}`, { spec: { content: `<h1>${name} v${version}</h1>` } }),
+      this.api.patch(`${this.sites}/${name}`, { spec: { content: `<h1>${name} v${version}</h1>` } }),
     );
   }
 
   private async remove(index: number): Promise<Operation> {
     const name = this.live[index] as string;
-    const op = await this.attempt('delete', name, () => this.options.api.delete(`${this.sites}/${name}`));
+    const op = await this.attempt('delete', name, () => this.api.delete(`${this.sites}/${name}`));
     if (op.status === 200 || op.status === 202) {
       this.live.splice(index, 1);
       this.deleted.add(`${this.options.namespace}/${name}`);
