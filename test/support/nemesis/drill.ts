@@ -88,7 +88,7 @@ export class Drill {
     this.recordsDir = await mkdtemp(join(tmpdir(), `${this.namespace}-records-`));
     this.logDir = await mkdtemp(join(tmpdir(), `${this.namespace}-logs-`));
     this.workload = new SiteWorkload({
-      api: new KubeHttp(cp.adminCredentials),
+      connect: () => new KubeHttp(cp.adminCredentials),
       namespace: this.namespace,
       seed: this.options.seed,
       prefix: 'site',
@@ -152,7 +152,6 @@ export class Drill {
       return await fault();
     } finally {
       this.outages.push({ label, from, to: Date.now() + graceMs });
-      this.workload.reconnect(new KubeHttp(this.cp.adminCredentials));
     }
   }
 
@@ -240,7 +239,6 @@ export class Drill {
     this.tearingDown = true;
     await this.supervising;
     await this.workload?.stop();
-    this.workload?.close();
     for (const replica of this.replicas.values()) await replica.stop();
     const sites = `/apis/staticsite.dev/v1/namespaces/${this.namespace}/staticsites`;
     const left = await cp.admin.get<{ items: Array<{ metadata: { name: string } }> }>(sites);

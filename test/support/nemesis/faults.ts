@@ -121,7 +121,18 @@ const INJECT: Record<FaultKind, (target: FaultTarget) => Promise<void>> = {
     withToxics(target, [{ type: 'reset_peer', stream: 'upstream', attributes: { timeout: 0 } }], 5_000),
 };
 
+/**
+ * How long after a heal users' writes may still fail for it. etcd's and kube-apiserver's restarts
+ * leave the API server's etcd connections to recover one by one: a write may meet `rpc error: code
+ * = Unavailable` after others succeeded.
+ */
+const GRACE_MS: Partial<Record<FaultKind, number>> = {
+  'apiserver-kill': 30_000,
+  'etcd-kill': 30_000,
+  'etcd-compaction': 30_000,
+};
+
 /** Injects and heals `kind` as an outage of the drill (users' failed writes within it are explained). */
 export function injectFault(kind: FaultKind, target: FaultTarget): Promise<void> {
-  return target.drill.outage(kind, () => INJECT[kind](target));
+  return target.drill.outage(kind, () => INJECT[kind](target), GRACE_MS[kind]);
 }

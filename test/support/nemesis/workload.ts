@@ -14,7 +14,12 @@ export interface Operation {
 }
 
 export interface WorkloadOptions {
-  api: KubeHttp;
+  /**
+   * A new client for each operation, closed after it: a new connection each time, as each `kubectl`
+   * call makes (a kept-alive one may die with a restarted API server, or be closed by its idle
+   * timeout just as a request goes out, and fail a request no user would have sent on it).
+   */
+  connect: () => KubeHttp;
   namespace: string;
   seed: number;
   /** Site names are `<prefix>-<n>`. */
@@ -40,7 +45,6 @@ export class SiteWorkload {
   /** `namespace/name` of every site a delete was accepted for. */
   readonly deleted = new Set<string>();
   private readonly options: WorkloadOptions;
-  private api: KubeHttp;
   private readonly random: () => number;
   private readonly live: string[] = [];
   private readonly versions = new Map<string, number>();
@@ -50,7 +54,6 @@ export class SiteWorkload {
 
   constructor(options: WorkloadOptions) {
     this.options = options;
-    this.api = options.api;
     this.random = seededRandom(options.seed);
   }
 
@@ -69,21 +72,6 @@ export class SiteWorkload {
       const op = await this.create();
       if (op.status !== 201) throw new Error(`create ${op.name}: HTTP ${op.status}: ${op.message}`);
     }
-  }
-
-  /**
-   * The users' next operations go through `api`; the old client is closed. What a user's next
-   * `kubectl` does after an outage: a new connection, not a kept-alive one that died with the server.
-   */
-  reconnect(api: KubeHttp): void {
-    const old = this.api;
-    this.api = api;
-    old.close();
-  }
-
-  /** Closes the users' client (after stop). */
-  close(): void {
-    this.api.close();
   }
 
   isRunning(): boolean {
@@ -131,14 +119,21 @@ export class SiteWorkload {
     return kind === 'edit' ? this.edit(this.live[index] as string) : this.remove(index);
   }
 
-  private async attempt(kind: OperationKind, name: string, call: () => ReturnType<KubeHttp['get']>) {
+  private async attempt(
+    kind: OperationKind,
+    name: string,
+    call: (api: KubeHttp) => ReturnType<KubeHttp['get']>,
+  ): Promise<Operation> {
     const op: Operation = { kind, name, at: Date.now(), status: 0 };
+    const api = this.options.connect();
     try {
-      const res = await call();
+      const res = await call(api);
       op.status = res.status;
       if (res.status >= 300) op.message = (res.body as { message?: string } | undefined)?.message ?? res.text;
     } catch (error) {
       op.message = (error as Error).message;
+    } finally {
+      api.close();
     }
     this.operations.push(op);
     return op;
@@ -146,8 +141,8 @@ export class SiteWorkload {
 
   private async create(): Promise<Operation> {
     const name = `${this.options.prefix}-${this.next++}`;
-    const op = await this.attempt('create', name, () =>
-      this.api.post(this.sites, site(this.options.namespace, name, `<h1>${name} v0</h1>`)),
+    const op = await this.attempt('create', name, (api) =>
+      api.post(this.sites, site(this.options.namespace, name, `<h1>${name} v0</h1>`)),
     );
     if (op.status === 201) {
       this.live.push(name);
@@ -160,14 +155,14 @@ export class SiteWorkload {
   edit(name: string): Promise<Operation> {
     const version = (this.versions.get(name) ?? 0) + 1;
     this.versions.set(name, version);
-    return this.attempt('edit', name, () =>
-      this.api.patch(`${this.sites}/${name}`, { spec: { content: `<h1>${name} v${version}</h1>` } }),
+    return this.attempt('edit', name, (api) =>
+      api.patch(`${this.sites}/${name}`, { spec: { content: `<h1>${name} v${version}</h1>` } }),
     );
   }
 
   private async remove(index: number): Promise<Operation> {
     const name = this.live[index] as string;
-    const op = await this.attempt('delete', name, () => this.api.delete(`${this.sites}/${name}`));
+    const op = await this.attempt('delete', name, (api) => api.delete(`${this.sites}/${name}`));
     if (op.status === 200 || op.status === 202) {
       this.live.splice(index, 1);
       this.deleted.add(`${this.options.namespace}/${name}`);
