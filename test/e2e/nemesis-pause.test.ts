@@ -131,10 +131,13 @@ describe('e2e nemesis: a replica paused past its lease writes nothing when it re
       expect(await sitesOf('shard-c')).to.be.greaterThan(0);
       drill.workload.start();
       await sleep(2_000);
-      // Its own sites edited at once, so reconciles are in flight on shard-c when it stops.
+      // Its own sites edited at once, so reconciles are queued on shard-c when it stops (4 workers
+      // for all of them). 300 ms lets the requests already sent reach the recording proxy first: on a
+      // loaded machine they were received after the lease expired, which the checker cannot tell
+      // from a write sent then.
       const own = await namesOf('shard-c');
       await Promise.all(own.map((name) => drill.workload.edit(name)));
-      await sleep(30);
+      await sleep(300);
       const pausedAt = Date.now();
       paused.pause();
       await eventually('the sharder moves shard-c’s sites away', async () => (await sitesOf('shard-c')) === 0, 60_000);
