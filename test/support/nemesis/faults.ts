@@ -104,8 +104,11 @@ const INJECT: Record<FaultKind, (target: FaultTarget) => Promise<void>> = {
       await toxiproxy.setEnabled(leader.identity, true);
     }
   },
+  // Packets dropped until each connection times out (2 s) and is closed with what it held. A
+  // timeout of 0 would hold the bytes and deliver them when the toxic goes, after the lease expired:
+  // writes sent before the deadline arriving late, which no local fence can stop (docs/controller.md).
   'black-hole': (target) =>
-    withToxics(target, [{ type: 'timeout', stream: 'upstream', attributes: { timeout: 0 } }], PAST_THE_LEASE_MS),
+    withToxics(target, [{ type: 'timeout', stream: 'upstream', attributes: { timeout: 2_000 } }], PAST_THE_LEASE_MS),
   latency: (target) =>
     withToxics(
       target,
