@@ -105,7 +105,7 @@ describe('e2e nemesis: the control plane and the network fail while users edit s
   it('the history: no write outside a Lease, no site written by two replicas at once, records consistent, nothing stuck', async () => {
     await drill.workload.stop();
     await healed('end');
-    const { violations } = await drill.violations(CONVERGENCE_BOUND_MS);
+    const { violations } = await drill.violations(CONVERGENCE_BOUND_MS, { lateEvents: true });
     expect(violations, Drill.report(violations)).to.deep.equal([]);
     expect(drill.unexplainedOperations(), 'users’ writes failed only during the outages').to.deep.equal([]);
     // The faults did what they are for: leadership moved, and the replicas that lost it restarted.
