@@ -4,7 +4,7 @@
  * Sources: github.com/google/cel-go@v0.29.2/cel/validator.go; k8s.io/apiserver@v0.37.2/pkg/cel/environment/base.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { celGoTypeName, displayIssue, type LibraryError, toCelGoIssue, toCelGoIssues } from './issues.ts';
+import { celGoTypeName, displayIssue, type LibraryError, toCelGoIssue, toCelGoIssues } from './common/issues.ts';
 import type { RegexCache } from './library/re2.ts';
 import {
   type ExpressionAst,

@@ -4,9 +4,9 @@
  * overloads (see library/strings.ts), and `has()` on any operand as cel-go allows (has-macro.ts). Also AST queries: variable references and regex literals.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { OVERRIDDEN_STRING_FUNCTIONS } from './common/string-overrides.ts';
 import { allowPresenceTestsOnAnyOperand } from './has-macro.ts';
 import { isValidRe2, type RegexCache } from './library/re2.ts';
-import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
 import { guardRuntime, type PanicSlot, runRecoveringPanics } from './runtime-guards.ts';
 
 export interface ExpressionAst {

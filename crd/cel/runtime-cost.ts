@@ -6,7 +6,7 @@
  * The counter lives on the compiled rule; evaluation is synchronous, so one counter per rule suffices.
  */
 
-import { type EvaluableNode, interceptEvaluate } from './node-evaluate.ts';
+import { type EvaluableNode, interceptEvaluate } from './common/node-evaluate.ts';
 import { childNodes, MACRO_NAMES } from './parse.ts';
 import { CostLimitExceeded } from './runtime-errors.ts';
 

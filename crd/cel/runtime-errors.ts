@@ -2,7 +2,7 @@
  * Runtime errors of @marcbachmann/cel-js and our library functions -> cel-go's error texts, as the API server
  * prints them after "<error> evaluating rule: ...". Source: github.com/google/cel-go@v0.29.2/common/types/err.go, list.go.
  */
-import { CelFunctionError } from './library/errors.ts';
+import { CelFunctionError } from './common/errors.ts';
 
 /** Thrown from inside an evaluation when the per-call limit is exceeded; runtimeErrorText maps it. */
 export class CostLimitExceeded extends Error {

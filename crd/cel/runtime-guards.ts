@@ -7,13 +7,13 @@
  * Sources: github.com/google/cel-go@v0.29.2/common/types (double.go, int.go, string.go, bytes.go, overflow.go),
  * ext/lists.go.
  */
+import { CelFunctionError } from './common/errors.ts';
+import { keyedListAdd } from './common/list-semantics.ts';
+import { type EvaluableNode, interceptEvaluate } from './common/node-evaluate.ts';
+import { guardNullValues } from './common/null-values.ts';
+import { rawJsonOf } from './common/unstructured-object.ts';
 import { celEquals, isMapLiteral } from './library/compare.ts';
-import { CelFunctionError } from './library/errors.ts';
-import { keyedListAdd } from './list-semantics.ts';
-import { type EvaluableNode, interceptEvaluate } from './node-evaluate.ts';
-import { guardNullValues } from './null-values.ts';
 import { CostLimitExceeded } from './runtime-errors.ts';
-import { rawJsonOf } from './unstructured-object.ts';
 import { firstInvalidData } from './values.ts';
 
 /** A checked AST node as the library leaves it: its operator or call, and the handle it runs. */

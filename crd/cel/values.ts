@@ -10,10 +10,10 @@ import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
 import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
 import { parseFullDate, parseStrfmtDateTime } from '../apimachinery/strfmt-date-time.ts';
 import { parseStrfmtDuration } from '../apimachinery/strfmt-duration.ts';
+import { durationFromNanos } from './common/duration.ts';
+import { tagMapList, tagSetList } from './common/list-semantics.ts';
+import { keepUnstructured } from './common/unstructured-object.ts';
 import type { DeclType, ObjectDeclType } from './decl-types.ts';
-import { durationFromNanos } from './duration.ts';
-import { tagMapList, tagSetList } from './list-semantics.ts';
-import { keepUnstructured } from './unstructured-object.ts';
 
 /** The runtime class of one CEL object type: a Map from CEL field name to value. */
 export type ObjectClass = new () => Map<string, unknown>;

@@ -3,8 +3,8 @@
  * Strings compare by UTF-8 bytes (= code points), like Go.
  */
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { keyedListEquals } from '../list-semantics.ts';
-import { rawJsonOf, unstructuredEquals } from '../unstructured-object.ts';
+import { keyedListEquals } from '../common/list-semantics.ts';
+import { rawJsonOf, unstructuredEquals } from '../common/unstructured-object.ts';
 
 export type CelComparable = bigint | number | boolean | string | Date | Duration | Uint8Array;
 

@@ -8,7 +8,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import type { Duration } from '@marcbachmann/cel-js/evaluator';
 import { plainDecimal } from '../../apimachinery/go-format.ts';
-import { durationToNanos } from '../duration.ts';
+import { durationToNanos } from '../common/duration.ts';
 import { celCompare } from './compare.ts';
 
 const NANOS_PER_SECOND = 1_000_000_000n;

@@ -5,8 +5,8 @@
  * github.com/google/cel-go@v0.29.2/ext/lists.go (static costs in cost.ts follow its v3 estimators).
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { CelFunctionError } from '../common/errors.ts';
 import { type CelComparable, celCompare, celEquals } from './compare.ts';
-import { CelFunctionError } from './errors.ts';
 import { COMPARABLE } from './lists.ts';
 
 /** ext.Lists' default ceiling for lists.range, which Kubernetes keeps. */

@@ -11,7 +11,7 @@ import {
   isLabelValue,
   isQualifiedName,
 } from '../../apimachinery/names.ts';
-import { isValidDateTime } from '../timestamps.ts';
+import { isValidDateTime } from '../common/timestamps.ts';
 import { parseRequestURI } from './urls.ts';
 
 type Validate = (s: string) => string[];

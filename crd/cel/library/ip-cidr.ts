@@ -7,7 +7,7 @@
 
 import type { Environment } from '@marcbachmann/cel-js';
 import { goQuote } from '../../apimachinery/go-format.ts';
-import { celConversion, celParses } from './errors.ts';
+import { celConversion, celParses } from '../common/errors.ts';
 import { type Addr, type Prefix, parseAddr, parsePrefix } from './netip.ts';
 
 class IPNamespace {}

@@ -3,9 +3,9 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/library/lists.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { durationFromNanos, durationToNanos } from '../duration.ts';
+import { durationFromNanos, durationToNanos } from '../common/duration.ts';
+import { CelFunctionError } from '../common/errors.ts';
 import { type CelComparable, celCompare, celEquals } from './compare.ts';
-import { CelFunctionError } from './errors.ts';
 
 /** The scalar types whose values have a size of 1 (cel-go computeTypeSize) and that compare. */
 export const SCALAR_TYPES = ['int', 'uint', 'double', 'bool', 'google.protobuf.Duration', 'google.protobuf.Timestamp'];

@@ -5,10 +5,10 @@
  * Source: github.com/google/cel-go@v0.29.2/cel/library.go (optionalLib).
  */
 import { type Environment, Optional, ParseError } from '@marcbachmann/cel-js';
-import { CEL_GO_ISSUE, celGoTypeName } from '../issues.ts';
-import { bindIterationValue } from '../null-values.ts';
+import { CelFunctionError } from '../common/errors.ts';
+import { CEL_GO_ISSUE, celGoTypeName } from '../common/issues.ts';
+import { bindIterationValue } from '../common/null-values.ts';
 import { celEquals } from './compare.ts';
-import { CelFunctionError } from './errors.ts';
 import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
 
 interface OptionalMacro {

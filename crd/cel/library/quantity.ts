@@ -5,7 +5,7 @@
  * A quantity is held exactly as nano-units (values below 1n are rounded up, as ParseQuantity does).
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { CelFunctionError, celConversion, celParses } from './errors.ts';
+import { CelFunctionError, celConversion, celParses } from '../common/errors.ts';
 
 const SPLIT_RE = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 export const ERR_FORMAT_WRONG = `quantities must match the regular expression '${SPLIT_RE}'`;

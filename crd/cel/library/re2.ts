@@ -4,7 +4,7 @@
  * (one per environment).
  */
 import { compileGoRegexp, type GoRegexp } from '../../apimachinery/go-regexp.ts';
-import { CelFunctionError } from './errors.ts';
+import { CelFunctionError } from '../common/errors.ts';
 
 export type RegexCache = Map<string, GoRegexp | Error>;
 

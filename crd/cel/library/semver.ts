@@ -4,7 +4,7 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/library/semverlib.go; blang/semver/v4 semver.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { CelFunctionError } from './errors.ts';
+import { CelFunctionError } from '../common/errors.ts';
 
 type PreRelease = { num: bigint; str: string; isNum: boolean };
 

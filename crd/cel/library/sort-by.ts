@@ -7,10 +7,10 @@
  */
 import { type Environment, ParseError } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
-import { CEL_GO_ISSUE, celGoTypeName } from '../issues.ts';
-import { bindIterationValue } from '../null-values.ts';
+import { CelFunctionError } from '../common/errors.ts';
+import { CEL_GO_ISSUE, celGoTypeName } from '../common/issues.ts';
+import { bindIterationValue } from '../common/null-values.ts';
 import { type CelComparable, celCompare } from './compare.ts';
-import { CelFunctionError } from './errors.ts';
 import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
 
 interface SortByMacro {

@@ -3,8 +3,8 @@
  * Source: github.com/google/cel-go@v0.29.2/ext/formatting.go. Unsupported verbs raise an error.
  */
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { formatDurationSeconds } from '../duration.ts';
-import { CelFunctionError } from './errors.ts';
+import { formatDurationSeconds } from '../common/duration.ts';
+import { CelFunctionError } from '../common/errors.ts';
 
 function typeName(v: unknown): string {
   if (typeof v === 'bigint') return 'int';

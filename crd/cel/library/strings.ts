@@ -3,27 +3,13 @@
  * lowerAscii, upperAscii, replace, split, substring, trim, join, format, strings.quote.
  * @marcbachmann/cel-js ships some of these with JavaScript semantics (toLowerCase on non-ASCII letters, JS trim,
  * UTF-16 indices); the environment renames those calls to the `k8s_*` overloads registered here (see
- * OVERRIDDEN_STRING_FUNCTIONS), which follow Go. Source: github.com/google/cel-go@v0.29.2/ext/strings.go.
+ * OVERRIDDEN_STRING_FUNCTIONS in ../common/string-overrides.ts), which follow Go.
+ * Source: github.com/google/cel-go@v0.29.2/ext/strings.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { SIMPLE_ESCAPES } from '../../apimachinery/go-format.ts';
-import { CelFunctionError } from './errors.ts';
+import { CelFunctionError } from '../common/errors.ts';
 import { formatString } from './string-format.ts';
-
-/** Calls renamed in the AST before checking: receiver method name -> our overload name. */
-export const OVERRIDDEN_STRING_FUNCTIONS: ReadonlyMap<string, string> = new Map([
-  ['charAt', 'k8s_charAt'],
-  ['indexOf', 'k8s_indexOf'],
-  ['lastIndexOf', 'k8s_lastIndexOf'],
-  ['lowerAscii', 'k8s_lowerAscii'],
-  ['upperAscii', 'k8s_upperAscii'],
-  ['replace', 'k8s_replace'],
-  ['split', 'k8s_split'],
-  ['substring', 'k8s_substring'],
-  ['trim', 'k8s_trim'],
-  ['format', 'k8s_format'],
-  ['matches', 'k8s_matches'],
-]);
 
 const runes = (s: string) => Array.from(s);
 const outOfRange = (i: bigint | number) => new CelFunctionError(`index out of range: ${i}`);

@@ -5,8 +5,8 @@
  * Source: github.com/google/cel-go@v0.29.2/ext/comprehensions.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { bindIterationValue } from '../null-values.ts';
-import { CelFunctionError } from './errors.ts';
+import { CelFunctionError } from '../common/errors.ts';
+import { bindIterationValue } from '../common/null-values.ts';
 import type { AstNode, CheckContext, Checker, EvalContext, Evaluator, MacroInput, TypeDecl } from './macro-api.ts';
 
 interface Macro {

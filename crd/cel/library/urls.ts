@@ -4,7 +4,7 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/library/urls.go; Go src/net/url/url.go.
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import { celConversion, celParses } from './errors.ts';
+import { celConversion, celParses } from '../common/errors.ts';
 
 /** The parts of a URL the library reads (Go's url.URL fields). */
 interface UrlParts {

@@ -8,8 +8,8 @@
  * github.com/google/cel-go@v0.29.2/common/types (null.go, err.go), interpreter/dispatcher.go; the texts were
  * read from kube-apiserver v1.37.2 (test/e2e/cel-parity-corpus.ts).
  */
+import { CelFunctionError } from './errors.ts';
 import { OPERATOR_NAMES } from './issues.ts';
-import { CelFunctionError } from './library/errors.ts';
 import { type EvaluableNode, interceptEvaluate } from './node-evaluate.ts';
 
 /** The operators that have no overload for null (== and != compare it, `in` looks for it). */

@@ -3,7 +3,7 @@
  * Source: Go src/time/format.go (ParseDuration), src/time/time.go (Duration.String).
  */
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { parseGoDurationNanos } from '../apimachinery/go-duration.ts';
+import { parseGoDurationNanos } from '../../apimachinery/go-duration.ts';
 
 export { parseGoDurationNanos };
 

@@ -4,7 +4,7 @@
  * operators at the operator token, calls at '(', selections at '.', identifiers at their start.
  * Sources: github.com/google/cel-go@v0.29.2/common/error.go (ToDisplayString), checker/errors.go, parser/parser.go.
  */
-import { OVERRIDDEN_STRING_FUNCTIONS } from './library/strings.ts';
+import { OVERRIDDEN_STRING_FUNCTIONS } from './string-overrides.ts';
 
 interface ErrorNode {
   op?: string;

@@ -9,7 +9,7 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/valuesunstructured.go, valuesreflect.go
  * (setElementKey, addToSetList, addToMapList).
  */
-import { CelFunctionError } from './library/errors.ts';
+import { CelFunctionError } from './errors.ts';
 
 const LIST_KIND = Symbol('listKind');
 

@@ -5,7 +5,11 @@
  * values, a null one being absent; an unknown field compares as JSON when the other object has it too.
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/valuesunstructured.go (unstructuredMap.Equal, Size, Find).
  */
-import type { ObjectField } from './decl-types.ts';
+
+/** What the comparison reads of a declared field (decl-types.ts ObjectField): the name CEL code uses. */
+interface ObjectField {
+  readonly celName: string;
+}
 
 const UNSTRUCTURED = Symbol('unstructured');
 
