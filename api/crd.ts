@@ -2,7 +2,7 @@ import type {
   CustomResourceDefinition,
   CustomResourceDefinitionVersion,
   WebhookClientConfig,
-} from '../kube/apiextensions.ts';
+} from '../crd/apiextensions.ts';
 import {
   CONVERT_PATH,
   CRD_NAME,

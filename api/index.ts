@@ -1,4 +1,4 @@
-export * from '../kube/apiextensions.ts';
+export * from '../crd/apiextensions.ts';
 export * from './constants.ts';
 export * from './conversion.ts';
 export * from './crd.ts';

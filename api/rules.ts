@@ -1,4 +1,4 @@
-import type { JSONSchemaProps, ValidationRule } from '../kube/apiextensions.ts';
+import type { JSONSchemaProps, ValidationRule } from '../crd/apiextensions.ts';
 import { celSelect, celString, needsParenthesesInOr } from './cel.ts';
 import { DNS1123_SUBDOMAIN_REGEX, PROD_MIN_REPLICAS } from './constants.ts';
 

@@ -1,4 +1,4 @@
-import type { JSONSchemaProps } from '../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../crd/apiextensions.ts';
 import {
   CONTENT_MAX_LENGTH,
   DEFAULT_REPLICAS,

@@ -12,8 +12,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Environment } from '@marcbachmann/cel-js';
+import type { JSONSchemaProps } from '../crd/apiextensions.ts';
 import { compileRules, evaluate } from '../crd/cel/index.ts';
-import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { ADMISSION_CASES } from '../test/e2e/cel-parity-corpus.ts';
 
 type Verdict = 'allowed' | 'denied';

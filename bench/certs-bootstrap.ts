@@ -22,9 +22,9 @@ import {
   KubeBundleInjector,
   SecretStore,
 } from '../certs/index.ts';
+import { SystemClock } from '../clock/clock.ts';
 import { ControlPlane, controlPlaneBinDir } from '../devenv/controlplane.ts';
 import { installCrd } from '../devenv/crds.ts';
-import { SystemClock } from '../kube/clock.ts';
 import { connectKubeApi } from '../kube/connect.ts';
 
 const runs = Number(process.argv[2] ?? 10);

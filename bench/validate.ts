@@ -14,8 +14,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { buildCrd } from '../api/index.ts';
+import type { JSONSchemaProps } from '../crd/apiextensions.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
-import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { widgetCrd } from '../test/fixtures/widget-crd.ts';
 import { measure as measureIn, median, spread } from './gnu-time.ts';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../kube/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import { type CertsConfig, CLOCK_SKEW_MS, DAY_MS, keySpecFor } from './config.ts';
 import { CertsError, isCertsError } from './errors.ts';
 import type { BundleInjector, InjectionResult } from './injector.ts';

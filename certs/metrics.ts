@@ -1,4 +1,4 @@
-import { counter, gauge, metricsClass } from '../kube/metric-declarations.ts';
+import { counter, gauge, metricsClass } from '../observability/metric-declarations.ts';
 
 // biome-ignore format: a table, one metric a line
 const METRICS = {

@@ -1,7 +1,7 @@
-import type { Check, CheckResult } from '../kube/probes-server.ts';
+import type { Check, CheckResult } from '../observability/probes-server.ts';
 
 /**
- * The `--watch` readiness check `bootstrap`, for kube/probes-server.ts: ok once a pass has stored
+ * The `--watch` readiness check `bootstrap`, for observability/probes-server.ts: ok once a pass has stored
  * the certificates and injected the CA bundle, failing while no pass has succeeded or when the
  * latest one failed (the reason is logged, and withheld from the HTTP answer).
  */

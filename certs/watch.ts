@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { type Clock, sleep } from '../kube/clock.ts';
+import { type Clock, sleep } from '../clock/clock.ts';
 import type { BootstrapResult } from './bootstrap.ts';
 import { DEFAULT_CHECK_INTERVAL_MS } from './config.ts';
 import { isCertsError } from './errors.ts';

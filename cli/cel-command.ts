@@ -1,5 +1,5 @@
+import type { JSONSchemaProps } from '../crd/apiextensions.ts';
 import { evaluateExpression } from '../crd/cel/index.ts';
-import type { JSONSchemaProps } from '../kube/apiextensions.ts';
 import { CommandLine, oneOf } from './flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 

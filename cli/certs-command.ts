@@ -9,9 +9,9 @@ import {
   KEY_ALGORITHMS,
 } from '../certs/config.ts';
 import type { CertStore } from '../certs/index.ts';
+import type { Clock } from '../clock/clock.ts';
 import type { KubeApi } from '../kube/api-client.ts';
-import type { Clock } from '../kube/clock.ts';
-import type { ObservabilityAddresses } from '../kube/probes-server.ts';
+import type { ObservabilityAddresses } from '../observability/probes-server.ts';
 import { CommandLine, duration, formatDuration, listenPort, oneOf, positiveInt, subcommand } from './flags.ts';
 import { processFlags, processSettings } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
@@ -103,7 +103,7 @@ export interface CertsCommandDeps {
  */
 async function defaultDeps(): Promise<CertsCommandDeps> {
   const [{ SystemClock }, { connectKubeApi }] = await Promise.all([
-    import('../kube/clock.ts'),
+    import('../clock/clock.ts'),
     import('../kube/connect.ts'),
   ]);
   // Between --watch passes the sleep may be all that keeps the process alive: its timers stay ref'd.
@@ -180,7 +180,7 @@ async function bootstrapper(run: CertsRun, io: CommandIO, deps: CertsCommandDeps
   const { bootstrap, CertsMetrics, DirectoryStore, KubeBundleInjector, PassStatus, SecretStore, watch } = await import(
     '../certs/index.ts'
   );
-  const { createProcessLogger } = await import('../kube/process-logger.ts');
+  const { createProcessLogger } = await import('../observability/process-logger.ts');
   const { Registry } = await import('prom-client');
   const { config, flags } = run;
   const injects = flags['webhook-config'].length > 0 || flags.crd.length > 0;
@@ -248,14 +248,14 @@ async function bootstrapper(run: CertsRun, io: CommandIO, deps: CertsCommandDeps
 async function statusServer(
   run: CertsRun,
   parts: {
-    status: import('../kube/probes-server.ts').Check;
+    status: import('../observability/probes-server.ts').Check;
     registry: import('prom-client').Registry;
     logger: import('pino').Logger;
     api: KubeApi | undefined;
   },
 ): Promise<{ close(): Promise<void> } | undefined> {
   if (run.addresses === undefined) return undefined;
-  const { startObservabilityServers } = await import('../kube/probes-server.ts');
+  const { startObservabilityServers } = await import('../observability/probes-server.ts');
   const { metricsSecurity } = await import('./metrics-security.ts');
   const { status, registry, logger, api } = parts;
   const security = await metricsSecurity(run.secureMetrics, api ? async () => api : undefined, logger);

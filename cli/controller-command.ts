@@ -5,7 +5,7 @@ import type { ControllerProcessOptions } from '../controller/process.ts';
 import { DEFAULT_SITE_IMAGE, DEFAULT_SITE_PORT } from '../controller/reconcile/children.ts';
 import { type GatewayRef, parseGatewayRef } from '../controller/reconcile/route.ts';
 import { parseRecordsFlag, type RecordsConfig } from '../controller/records/records-config.ts';
-import type { LogContext } from '../kube/process-logger.ts';
+import type { LogContext } from '../observability/process-logger.ts';
 import { CommandLine, duration, list, listenPort, nonNegativeInt, port, positiveInt } from './flags.ts';
 import { processFlags, processSettings } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';

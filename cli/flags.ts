@@ -6,7 +6,7 @@
  */
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { parseGoDurationNanos } from '../crd/apimachinery/go-duration.ts';
-import { type BindAddress, bindAddressProblem, parseBindAddress } from '../kube/bind-address.ts';
+import { type BindAddress, bindAddressProblem, parseBindAddress } from '../observability/bind-address.ts';
 import { UsageError } from './usage.ts';
 
 /** One flag: how parseArgs reads it and how the synopsis and `--help` show it. */

@@ -5,7 +5,7 @@ import module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../devenv/package-root.ts';
-import { watchParent } from '../kube/parent-watch.ts';
+import { watchParent } from '../process/parent-watch.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
 /** A command's module: its run, its usage line (printed with a usage error) and its flags for `--help`. */

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { createCertificateAuthority, issueCertificate } from '../certs/x509.ts';
+import { SystemClock } from '../clock/clock.ts';
 import type { KubeApi } from '../kube/api-client.ts';
-import { SystemClock } from '../kube/clock.ts';
-import { MetricsAuthorizer } from '../kube/metrics-auth.ts';
-import type { MetricsSecurity } from '../kube/probes-server.ts';
+import { MetricsAuthorizer } from '../observability/metrics-auth.ts';
+import type { MetricsSecurity } from '../observability/probes-server.ts';
 
 /** How long the metrics server's self-signed certificate lives (made anew at every start). */
 const SELF_SIGNED_DAYS = 365;

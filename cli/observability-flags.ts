@@ -1,6 +1,6 @@
-import type { BindAddress } from '../kube/bind-address.ts';
-import type { ObservabilityAddresses } from '../kube/probes-server.ts';
-import { LOG_LEVELS, logLevelProblem } from '../kube/process-logger.ts';
+import type { BindAddress } from '../observability/bind-address.ts';
+import type { ObservabilityAddresses } from '../observability/probes-server.ts';
+import { LOG_LEVELS, logLevelProblem } from '../observability/process-logger.ts';
 import { address, bool, type Flag } from './flags.ts';
 import { UsageError } from './usage.ts';
 

@@ -1,6 +1,6 @@
 import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
-import type { MetricsSecurity } from '../kube/probes-server.ts';
-import { createProcessLogger } from '../kube/process-logger.ts';
+import type { MetricsSecurity } from '../observability/probes-server.ts';
+import { createProcessLogger } from '../observability/process-logger.ts';
 import { startWebhookServer, type WebhookServerOptions } from '../webhook/server.ts';
 import { CONNECTION_SETTINGS, REVIEW_ISOLATION } from '../webhook/server-settings.ts';
 import { CredentialsError } from '../webhook/tls/serving-credentials.ts';
@@ -103,7 +103,7 @@ async function webhookMetricsSecurity(
     ? async () => {
         const [{ connectKubeApi }, { SystemClock }] = await Promise.all([
           import('../kube/connect.ts'),
-          import('../kube/clock.ts'),
+          import('../clock/clock.ts'),
         ]);
         return connectKubeApi(kubeconfig, { clock: new SystemClock() });
       }
@@ -118,7 +118,7 @@ async function shardSource(flags: WebhookFlags, logger: ReturnType<typeof create
   if (!hasCluster(flags.kubeconfig)) {
     throw new UsageError('--shard-leases-namespace needs a cluster: --kubeconfig, or run in one');
   }
-  const { shardRingInformer } = await import('../webhook/kube/shard-ring-informer.ts');
+  const { shardRingInformer } = await import('../webhook/informers/shard-ring-informer.ts');
   return shardRingInformer({ kubeconfig: flags.kubeconfig, namespace, logger });
 }
 
@@ -136,7 +136,7 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
       metricsSecurity,
       // The informer loads only when there is a cluster to watch.
       hostnames: hasCluster(flags.kubeconfig)
-        ? await (await import('../webhook/kube/hostname-informer.ts')).hostnameInformer({
+        ? await (await import('../webhook/informers/hostname-informer.ts')).hostnameInformer({
             kubeconfig: flags.kubeconfig,
             logger,
           })

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock/clock.ts';
 import { errorMessage } from '../kube/api-error.ts';
-import type { Clock } from '../kube/clock.ts';
-import type { LogContext } from '../kube/process-logger.ts';
+import type { LogContext } from '../observability/process-logger.ts';
 import type { Logger } from './observability/logger.ts';
 import type { ControllerMetrics } from './observability/metrics.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './queue/rate-limiter.ts';

@@ -1,10 +1,10 @@
+export { type Clock, SystemClock } from '../clock/clock.ts';
 export { KubeApi } from '../kube/api-client.ts';
-export { type Clock, SystemClock } from '../kube/clock.ts';
 export type { ClusterConfig } from '../kube/cluster.ts';
 export { loadClusterConfig } from '../kube/cluster-config.ts';
-export { type Check, type CheckResult, ProbesServer } from '../kube/probes-server.ts';
 export { TokenBucket } from '../kube/token-bucket.ts';
 export { HttpsTransport } from '../kube/transport.ts';
+export { type Check, type CheckResult, ProbesServer } from '../observability/probes-server.ts';
 export { Controller, type Reconciler } from './controller.ts';
 export { EventHandlers } from './event-handlers.ts';
 export { ControllerManager, LEASE_NAME, type ManagerConfig, type RunEnd } from './manager.ts';

@@ -1,14 +1,18 @@
 import { DEFAULT_NAMESPACE, SHARD_LEASE_PREFIX } from '../api/index.ts';
+import { SystemClock } from '../clock/clock.ts';
 import { KubeApi } from '../kube/api-client.ts';
-import { SystemClock } from '../kube/clock.ts';
 import type { ClusterConfig } from '../kube/cluster.ts';
 import { loadClusterConfig } from '../kube/cluster-config.ts';
 import { LeaseFence } from '../kube/lease-fence.ts';
-import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
-import type { LogContext } from '../kube/process-logger.ts';
 import { HTTPROUTES } from '../kube/resources.ts';
 import { TokenBucket } from '../kube/token-bucket.ts';
 import { HttpsTransport } from '../kube/transport.ts';
+import {
+  type MetricsSecurity,
+  type ObservabilityAddresses,
+  startObservabilityServers,
+} from '../observability/probes-server.ts';
+import type { LogContext } from '../observability/process-logger.ts';
 import { childRegistry } from './child-registry.ts';
 import { ControllerManager, LEASE_NAME, type ManagerConfig, type ManagerDeps, type RunEnd } from './manager.ts';
 import { ApiEventRecorder } from './observability/events.ts';

@@ -1,7 +1,7 @@
 import { STATICSITES } from '../api/index.ts';
+import { type Clock, sleep } from '../clock/clock.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import { ApiError, errorMessage, isNotFound } from '../kube/api-error.ts';
-import { type Clock, sleep } from '../kube/clock.ts';
 import { apiVersionOf, LEASES, type ResourceType, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from '../kube/resources.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { LEASE_NAME } from './manager.ts';

@@ -1,5 +1,5 @@
-import type { JsonObject } from '../kube/json-value.ts';
 import type { FieldError, FieldErrorType } from './apimachinery/field-error.ts';
+import type { JsonObject } from './json-value.ts';
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 

@@ -6,12 +6,12 @@
  * customresource/strategy.go and validator.go in apiextensions-apiserver v0.37.
  */
 
-import { isJsonObject, type JsonObject } from '../kube/json-value.ts';
 import type { AdmissionResult, AdmitOptions, FieldValidation } from './admission.ts';
 import { invalidMessage } from './apimachinery/field-error.ts';
 import { goQuote } from './apimachinery/go-format.ts';
 import { WarningList } from './apimachinery/warning-list.ts';
 import type { CompiledCrdVersion } from './compile.ts';
+import { isJsonObject, type JsonObject } from './json-value.ts';
 import { type Decoded, DecodeFailure, decode } from './schema/decode.ts';
 import { applyDefaults } from './schema/defaulting.ts';
 import { finalizerWarnings } from './schema/objectmeta-validate.ts';

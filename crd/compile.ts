@@ -1,12 +1,12 @@
-import type { CustomResourceDefinition } from '../kube/apiextensions.ts';
-import { jsonEqual } from '../kube/json-value.ts';
 import type { CrdTarget, RuleRunner } from './admission.ts';
+import type { CustomResourceDefinition } from './apiextensions.ts';
 import { type FieldError, invalidMessage } from './apimachinery/field-error.ts';
 import { type CompiledRules, compileRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';
 import { validateDefaults } from './default-validation.ts';
 import { deprecationWarnings } from './deprecation.ts';
+import { jsonEqual } from './json-value.ts';
 import { type CompiledSchema, compileSchema } from './schema/compile.ts';
 import { invalidPatterns } from './schema/pattern-check.ts';
 

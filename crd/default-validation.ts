@@ -9,12 +9,12 @@
  * Not covered: defaults inside an embedded resource's metadata, apiVersion or kind (the server
  * checks them as ObjectMeta), and the shared runtime cost budget across defaults.
  */
-import type { JSONSchemaProps } from '../kube/apiextensions.ts';
-import { jsonEqual } from '../kube/json-value.ts';
+import type { JSONSchemaProps } from './apiextensions.ts';
 import { type FieldError, fieldErrors } from './apimachinery/field-error.ts';
 import { compileRules, hasRules } from './cel/compile.ts';
 import type { CelEnvironment } from './cel/environment.ts';
 import { evaluate } from './cel/evaluate.ts';
+import { jsonEqual } from './json-value.ts';
 import { compileSchema } from './schema/compile.ts';
 import { toFieldErrors } from './schema/openapi-errors.ts';
 import { validateAgainstSchema } from './schema/openapi-validate.ts';

@@ -4,7 +4,7 @@
  * deprecationWarning, or defaultDeprecationWarning), and the version order it uses
  * (k8s.io/apimachinery pkg/version CompareKubeAwareVersionStrings).
  */
-import type { CustomResourceDefinition } from '../kube/apiextensions.ts';
+import type { CustomResourceDefinition } from './apiextensions.ts';
 
 const KUBE_VERSION = /^v(\d+)(?:(alpha|beta)(\d+))?$/;
 const STABILITY = { alpha: 0, beta: 1, ga: 2 } as const;

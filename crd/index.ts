@@ -10,7 +10,6 @@
  * Messages are byte-identical to kube-apiserver v1.37 for the same schema (see docs/engine.md).
  */
 
-export { deepCopyJson, isJsonObject, type JsonObject, jsonEqual } from '../kube/json-value.ts';
 export type {
   AdmissionResult,
   AdmitOptions,
@@ -33,5 +32,6 @@ export {
 export { type CelEnvironment, createCelEnvironment } from './cel/environment.ts';
 export { type ExpressionResult, evaluateExpression } from './cel/expression.ts';
 export { type CompileCrdOptions, type CompiledCrdVersion, CrdVersionError, compileCrdVersion } from './compile.ts';
+export { deepCopyJson, isJsonObject, type JsonObject, jsonEqual } from './json-value.ts';
 export { simpleNameGenerator } from './schema/prepare.ts';
 export { CEL_SKIPPED_DETAIL } from './schema/strategy-validate.ts';

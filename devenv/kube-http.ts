@@ -1,4 +1,4 @@
-import { SystemClock } from '../kube/clock.ts';
+import { SystemClock } from '../clock/clock.ts';
 import { HttpsTransport, type Query } from '../kube/transport.ts';
 
 export { parseWarningHeaders } from '../kube/warnings.ts';

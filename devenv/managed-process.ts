@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { PARENT_PID_VARIABLE } from '../kube/parent-watch.ts';
+import { PARENT_PID_VARIABLE } from '../process/parent-watch.ts';
 
 /** A child process whose output goes to a log file and which always gets stopped. */
 export class ManagedProcess {
@@ -17,7 +17,7 @@ export class ManagedProcess {
     this.name = name;
     this.logPath = logPath;
     this.log = createWriteStream(logPath, { flags: 'a' });
-    // Our own CLI exits when this process is gone (kube/parent-watch.ts); other programs ignore it.
+    // Our own CLI exits when this process is gone (process/parent-watch.ts); other programs ignore it.
     const childEnv = { ...env, [PARENT_PID_VARIABLE]: String(process.pid) };
     this.child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
     this.child.stdout?.pipe(this.log, { end: false });

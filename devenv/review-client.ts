@@ -1,4 +1,4 @@
-import { SystemClock } from '../kube/clock.ts';
+import { SystemClock } from '../clock/clock.ts';
 import { HttpsTransport } from '../kube/transport.ts';
 import type { AdmissionResponse } from '../webhook/admission/review.ts';
 

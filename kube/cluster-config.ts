@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { parse } from 'yaml';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import type { ClusterConfig, TlsOptions } from './cluster.ts';
 
 /** What loading may consult; tests point these at their own files. */

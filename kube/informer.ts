@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
+import { type Clock, sleep } from '../clock/clock.ts';
 import type { KubeApi } from './api-client.ts';
 import { ApiError, errorMessage, isGone } from './api-error.ts';
-import { type Clock, sleep } from './clock.ts';
 import { type KubeObject, type KubeStatus, objectKey, type WatchEvent } from './objects.ts';
 import type { ResourceType } from './resources.ts';
 

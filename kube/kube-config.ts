@@ -2,7 +2,7 @@
 // imports it only for the kubeconfigs it does not read itself.
 import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import type { ClusterConfig } from './cluster.ts';
 
 /** How long client-node's headers are reused before it is asked again (exec plugins, token files). */

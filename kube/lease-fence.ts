@@ -1,4 +1,4 @@
-import type { Clock } from './clock.ts';
+import type { Clock } from '../clock/clock.ts';
 
 /** A write that was not sent: the writer could not prove, at that moment, that it holds its lease. */
 export class FencedError extends Error {

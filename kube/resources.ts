@@ -26,7 +26,7 @@ export const GATEWAYS = resource('gateway.networking.k8s.io/v1', 'gateways', 'Ga
 /** The older way in (`--ingress-class`): an Ingress per site. */
 export const INGRESSES = resource('networking.k8s.io/v1', 'ingresses', 'Ingress');
 
-/** What a secure metrics server asks the API server (kube/metrics-auth.ts). */
+/** What a secure metrics server asks the API server (observability/metrics-auth.ts). */
 export const TOKEN_REVIEWS = resource('authentication.k8s.io/v1', 'tokenreviews', 'TokenReview', false);
 export const SUBJECT_ACCESS_REVIEWS = resource(
   'authorization.k8s.io/v1',

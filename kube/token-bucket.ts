@@ -1,4 +1,4 @@
-import { type Clock, sleep } from './clock.ts';
+import { type Clock, sleep } from '../clock/clock.ts';
 import type { RequestThrottle } from './transport.ts';
 
 /** client-go's token bucket: `qps` tokens a second, at most `burst` saved up; waiters are served in order. */

@@ -2,7 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import type { ClusterConfig, TlsOptions } from './cluster.ts';
 import type { WriteFence } from './lease-fence.ts';
 import { parseWarningHeaders, warningHeaderValues } from './warnings.ts';

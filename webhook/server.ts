@@ -2,7 +2,11 @@ import { once } from 'node:events';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { type MetricsSecurity, type ObservabilityAddresses, startObservabilityServers } from '../kube/probes-server.ts';
+import {
+  type MetricsSecurity,
+  type ObservabilityAddresses,
+  startObservabilityServers,
+} from '../observability/probes-server.ts';
 import type { HostnameIndex } from './admission/hostname-index.ts';
 import type { ShardAssigner } from './admission/shard-label.ts';
 import { keepConnectionsFair } from './http/connection-fairness.ts';
@@ -60,7 +64,7 @@ export interface RunningWebhook {
   metricsPort: number;
   probePort?: number;
   metrics: WebhookMetrics;
-  /** The /readyz checks (kube/probes-server.ts). */
+  /** The /readyz checks (observability/probes-server.ts). */
   readiness: Readiness;
   /** Stop accepting, finish in-flight requests, close. */
   close(): Promise<void>;

@@ -1,6 +1,6 @@
+import { type Clock, formatMicroTime, sleep, type TimerHandle } from '../../clock/clock.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { errorMessage, isNotFound } from '../../kube/api-error.ts';
-import { type Clock, formatMicroTime, sleep, type TimerHandle } from '../../kube/clock.ts';
 import type { LeaseFence } from '../../kube/lease-fence.ts';
 import type { Lease } from '../../kube/objects.ts';
 import { LEASES } from '../../kube/resources.ts';

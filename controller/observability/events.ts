@@ -1,6 +1,6 @@
+import { type Clock, formatTime } from '../../clock/clock.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { errorMessage, isNotFound } from '../../kube/api-error.ts';
-import { type Clock, formatTime } from '../../kube/clock.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { EVENTS } from '../../kube/resources.ts';
 import type { Logger } from './logger.ts';

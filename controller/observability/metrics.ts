@@ -1,7 +1,7 @@
 import { collectDefaultMetrics } from 'prom-client';
 import type { InformerHealth, InformerObserver } from '../../kube/informer.ts';
-import { CONTROLLER_RUNTIME_BUCKETS } from '../../kube/metric-buckets.ts';
-import { counter, gauge, histogram, metricsClass, scrapedGauge } from '../../kube/metric-declarations.ts';
+import { CONTROLLER_RUNTIME_BUCKETS } from '../../observability/metric-buckets.ts';
+import { counter, gauge, histogram, metricsClass, scrapedGauge } from '../../observability/metric-declarations.ts';
 import type { WorkQueueObserver } from '../queue/work-queue.ts';
 
 const CONTROLLER = 'staticsite';

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../../kube/clock.ts';
+import type { Clock, TimerHandle } from '../../clock/clock.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 
 /** What the queue reports to metrics (client-go's workqueue metrics provider), with the queue's clock. */

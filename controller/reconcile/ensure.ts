@@ -1,7 +1,7 @@
 import type { OwnerReference, StaticSiteV1 } from '../../api/index.ts';
+import { deepCopyJson, jsonEqual } from '../../crd/json-value.ts';
 import type { CallOptions, KubeApi } from '../../kube/api-client.ts';
 import { isAlreadyExists } from '../../kube/api-error.ts';
-import { deepCopyJson, jsonEqual } from '../../kube/json-value.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { apiVersionOf } from '../../kube/resources.ts';
 import type { ChildKind, ChildOptions } from './children.ts';

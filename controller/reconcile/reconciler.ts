@@ -1,7 +1,7 @@
 import { DRAIN_LABEL, FINALIZER, SHARD_LABEL, STATICSITES, type StaticSiteV1, siteHostname } from '../../api/index.ts';
+import { type Clock, formatTime } from '../../clock/clock.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
-import { type Clock, formatTime } from '../../kube/clock.ts';
 import {
   type Deployment,
   type Gateway,

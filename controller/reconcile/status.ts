@@ -1,5 +1,5 @@
 import type { Condition, ConditionStatus, StaticSiteStatus, StaticSiteV1 } from '../../api/index.ts';
-import { jsonEqual } from '../../kube/json-value.ts';
+import { jsonEqual } from '../../crd/json-value.ts';
 import type { Deployment } from '../../kube/objects.ts';
 
 export const READY = 'Ready';

@@ -1,6 +1,6 @@
 import { DRAIN_LABEL, SHARD_LABEL } from '../../api/constants.ts';
 import type { KubeObject } from '../../kube/objects.ts';
-import type { HashRing } from '../../kube/sharding/hash-ring.ts';
+import type { HashRing } from '../../sharding/hash-ring.ts';
 
 /** What the sharder does to one site so that its label names the ring's shard for it. */
 export type ShardMove =

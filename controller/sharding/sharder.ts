@@ -1,10 +1,10 @@
 import { STATICSITES, type StaticSiteV1 } from '../../api/index.ts';
+import { type Clock, sleep } from '../../clock/clock.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
-import { type Clock, sleep } from '../../kube/clock.ts';
 import type { Informer } from '../../kube/informer.ts';
 import { type Lease, objectKey } from '../../kube/objects.ts';
-import type { ShardMembership } from '../../kube/sharding/shard-membership.ts';
+import type { ShardMembership } from '../../sharding/shard-membership.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ControllerMetrics } from '../observability/metrics.ts';
 import { movedSite, type ShardMove, shardMove } from './shard-moves.ts';

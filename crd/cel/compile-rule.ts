@@ -4,7 +4,7 @@
  * Source: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/compilation.go (Compile, compileRule).
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps, ValidationRule } from '../apiextensions.ts';
 import { type CheckedExpression, checkExpression, type RuleProgram } from './check.ts';
 import { expressionCost, type SizeNode } from './cost.ts';
 import { type DeclType, MAX_REQUEST_SIZE_BYTES } from './decl-types.ts';

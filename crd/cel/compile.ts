@@ -7,7 +7,7 @@
  * pkg/apis/apiextensions/validation/validation.go (CRD-time messages, cost limits).
  */
 import type { Environment } from '@marcbachmann/cel-js';
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 import { append } from '../apimachinery/append.ts';
 import { FieldError } from '../apimachinery/field-error.ts';
 import { type CompiledRule, compileRule, type RuleEnvironment, ruleScope } from './compile-rule.ts';

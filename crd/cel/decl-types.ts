@@ -3,7 +3,7 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/schemas.go (SchemaDeclType, WithTypeAndObjectMeta),
  * k8s.io/apiserver@v0.37.2/pkg/cel/limits.go and types.go (sizes).
  */
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 import { escapePropertyName } from './escape.ts';
 
 /** 3 MiB: celconfig.MaxRequestSizeBytes. */

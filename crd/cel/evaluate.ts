@@ -5,12 +5,12 @@
  * Source: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/validation.go.
  */
 import { Optional } from '@marcbachmann/cel-js';
-import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
-import { jsonEqual } from '../../kube/json-value.ts';
+import type { JSONSchemaProps, ValidationRule } from '../apiextensions.ts';
 import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts';
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { goQuote } from '../apimachinery/go-format.ts';
 import { WarningList } from '../apimachinery/warning-list.ts';
+import { jsonEqual } from '../json-value.ts';
 import type { RuleProgram } from './check.ts';
 import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';

@@ -4,7 +4,7 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 import { checkExpression } from './check.ts';
 import { formatDurationSeconds } from './common/duration.ts';
 import { schemaDeclType } from './decl-types.ts';

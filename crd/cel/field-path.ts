@@ -2,7 +2,7 @@
  * The `fieldPath` of a validation rule, validated against the schema and normalized to a field.Path string.
  * Source: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/validation.go (ValidFieldPath).
  */
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 
 function tokenize(path: string): string[] | undefined {
   const tokens: string[] = [];

@@ -5,8 +5,8 @@
  * unchanged; items of a map-type list correlate by their keys, other lists compare as a whole.
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/equality.go.
  */
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
-import { isJsonObject, jsonEqual } from '../../kube/json-value.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
+import { isJsonObject, jsonEqual } from '../json-value.ts';
 
 function mapListKey(item: unknown, keys: readonly string[]): string | undefined {
   if (!isJsonObject(item)) return undefined;

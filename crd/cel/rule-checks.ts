@@ -4,7 +4,7 @@
  * use). Source: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apis/apiextensions/validation/validation.go
  * (ValidateCustomResourceDefinitionOpenAPISchema, the x-kubernetes-validations part).
  */
-import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps, ValidationRule } from '../apiextensions.ts';
 import { FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { GoStruct } from '../apimachinery/go-struct.ts';
 import type { RuleCompilation } from './compile-rule.ts';

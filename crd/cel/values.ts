@@ -6,7 +6,7 @@
  */
 
 import type { Duration } from '@marcbachmann/cel-js/evaluator';
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
 import { parseFullDate, parseStrfmtDateTime } from '../apimachinery/strfmt-date-time.ts';
 import { parseStrfmtDuration } from '../apimachinery/strfmt-duration.ts';

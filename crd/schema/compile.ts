@@ -1,4 +1,4 @@
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 import { compileGoRegexp, type GoRegexp } from '../apimachinery/go-regexp.ts';
 import { formatCheck, normalizeFormatName } from './formats.ts';
 import type { SchemaNode } from './node.ts';

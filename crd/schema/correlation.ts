@@ -3,7 +3,7 @@
  * equality.go, CorrelatedObject), so validation ratcheting can tell which subtrees did not change.
  */
 
-import { isJsonObject, jsonEqual } from '../../kube/json-value.ts';
+import { isJsonObject, jsonEqual } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 function mapListKey(item: unknown, keys: readonly string[]): string | undefined {

@@ -4,8 +4,8 @@
  * nulls dropped, embedded resources coerced, then defaults.
  */
 
-import { deepCopyJson, type JsonObject } from '../../kube/json-value.ts';
 import { append } from '../apimachinery/append.ts';
+import { deepCopyJson, type JsonObject } from '../json-value.ts';
 import type { CompiledSchema } from './compile.ts';
 import { applyDefaults } from './defaulting.ts';
 import { coerceEmbeddedResources } from './embedded.ts';

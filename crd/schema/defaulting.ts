@@ -1,4 +1,4 @@
-import { deepCopyJson, isJsonObject } from '../../kube/json-value.ts';
+import { deepCopyJson, isJsonObject } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 function isNonNullableNull(x: unknown, s: SchemaNode | undefined): boolean {

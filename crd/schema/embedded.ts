@@ -4,10 +4,10 @@
  * (objectmeta/validation.go).
  */
 
-import { isJsonObject, type JsonObject } from '../../kube/json-value.ts';
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { compareGoStrings } from '../apimachinery/go-format.ts';
+import { isJsonObject, type JsonObject } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 import { decodeObjectMeta, MetadataDecodeError } from './objectmeta-decode.ts';
 import { validateEmbeddedResource } from './objectmeta-validate.ts';

@@ -3,10 +3,10 @@
  * (apiextensions-apiserver pkg/apiserver/schema/listtype/validation.go).
  */
 
-import { isJsonObject, type JsonObject } from '../../kube/json-value.ts';
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { goJsonMarshal, isGoInt } from '../apimachinery/go-format.ts';
+import { isJsonObject, type JsonObject } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 const UNSPECIFIED_KEY = Symbol('unspecifiedKeyValue');

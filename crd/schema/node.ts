@@ -1,4 +1,4 @@
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 import type { GoRegexp } from '../apimachinery/go-regexp.ts';
 import type { FormatCheck } from './formats.ts';
 

@@ -5,9 +5,9 @@
  * fails with encoding/json's message.
  */
 
-import { isJsonObject, type JsonObject, setKey } from '../../kube/json-value.ts';
 import { compareGoStrings, isGoInt } from '../apimachinery/go-format.ts';
 import { parseRfc3339 } from '../apimachinery/go-time.ts';
+import { isJsonObject, type JsonObject, setKey } from '../json-value.ts';
 
 type FieldKind = 'string' | 'int64' | 'bool' | 'time' | 'stringMap' | 'stringList' | 'raw' | StructKind | ListKind;
 

@@ -4,7 +4,6 @@
  * customresource/validator.go.
  */
 
-import { isJsonObject, type JsonObject } from '../../kube/json-value.ts';
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors, PrintedValue } from '../apimachinery/field-error.ts';
 import { compareGoStrings, goQuote, utf8Length } from '../apimachinery/go-format.ts';
@@ -16,6 +15,7 @@ import {
   isQualifiedName,
   pathSegmentName,
 } from '../apimachinery/names.ts';
+import { isJsonObject, type JsonObject } from '../json-value.ts';
 import { decodeObjectMeta } from './objectmeta-decode.ts';
 
 function str(meta: JsonObject, key: string): string {

@@ -7,9 +7,9 @@
  * order among sibling properties varies from request to request; here it is the schema's order.
  */
 
-import { jsonEqual } from '../../kube/json-value.ts';
 import { append } from '../apimachinery/append.ts';
 import { goQuote, isGoInt, runeCount } from '../apimachinery/go-format.ts';
+import { jsonEqual } from '../json-value.ts';
 import type { Correlation } from './correlation.ts';
 import type { SchemaNode } from './node.ts';
 import {

@@ -3,7 +3,7 @@
  * pkg/apiserver/schema/validation.go validateValueValidation): every pattern must compile as a Go
  * regexp when the CRD is written. The API server sorts these errors by their text.
  */
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../apiextensions.ts';
 import { FieldError } from '../apimachinery/field-error.ts';
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { compileGoRegexp } from '../apimachinery/go-regexp.ts';

@@ -3,7 +3,7 @@
  * (registry/rest/create.go) and PrepareForCreate / PrepareForUpdate (customresource/strategy.go).
  */
 
-import { isJsonObject, type JsonObject, jsonEqual } from '../../kube/json-value.ts';
+import { isJsonObject, type JsonObject, jsonEqual } from '../json-value.ts';
 import type { CompiledSchema } from './compile.ts';
 
 export function metadataOf(object: JsonObject): JsonObject {

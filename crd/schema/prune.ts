@@ -1,5 +1,5 @@
-import { deepCopyJson, setKey } from '../../kube/json-value.ts';
 import { compareGoStrings } from '../apimachinery/go-format.ts';
+import { deepCopyJson, setKey } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 /** apiVersion, kind and metadata survive pruning where an object is a resource (pruning/algorithm.go:51). */

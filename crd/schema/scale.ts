@@ -3,9 +3,9 @@
  * ValidateScaleSpec and ValidateScaleStatus), with unstructured.NestedInt64's accessor errors.
  */
 
-import { isJsonObject, type JsonObject } from '../../kube/json-value.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { goFloat, goTypeName, isGoInt } from '../apimachinery/go-format.ts';
+import { isJsonObject, type JsonObject } from '../json-value.ts';
 import type { ScaleFields } from './compile.ts';
 
 const MAX_INT32 = 2147483647;

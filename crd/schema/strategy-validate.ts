@@ -5,11 +5,11 @@
  * occurred.
  */
 
-import type { JsonObject } from '../../kube/json-value.ts';
 import type { CrdTarget, RuleRunner } from '../admission.ts';
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, type FieldErrorType, fieldErrors, NIL_PATH } from '../apimachinery/field-error.ts';
 import { nameIsDnsSubdomain, pathSegmentName } from '../apimachinery/names.ts';
+import type { JsonObject } from '../json-value.ts';
 import type { CompiledSchema } from './compile.ts';
 import { Correlation } from './correlation.ts';
 import { validateEmbeddedResources } from './embedded.ts';

@@ -3,9 +3,9 @@
  * (apimachinery's unstructured JSON scheme, handlers/create.go and rest.go).
  */
 
-import { isJsonObject, type JsonObject } from '../../kube/json-value.ts';
 import type { CrdTarget, FieldValidation } from '../admission.ts';
 import { compareGoStrings, goJsonMarshal, goQuote } from '../apimachinery/go-format.ts';
+import { isJsonObject, type JsonObject } from '../json-value.ts';
 import { META_FIELDS } from './prune.ts';
 
 export interface TypeMetaRejection {

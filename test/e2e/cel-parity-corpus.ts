@@ -5,7 +5,7 @@
  * Examples come from the Kubernetes CEL docs (https://kubernetes.io/docs/reference/using-api/cel/) and the
  * library sources in k8s.io/apiserver@v0.37.2/pkg/cel/library/*_test.go.
  */
-import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps, ValidationRule } from '../../crd/apiextensions.ts';
 
 export interface AdmissionCase {
   group: string;

@@ -8,12 +8,12 @@ import { API_REQUEST_TIMEOUT_MS } from '../../certs/config.ts';
 import { createCertificateAuthority } from '../../certs/x509.ts';
 import { certsCommand } from '../../cli/certs-command.ts';
 import { run } from '../../cli/main.ts';
+import { SystemClock } from '../../clock/clock.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { KubeHttp } from '../../devenv/kube-http.ts';
-import { SystemClock } from '../../kube/clock.ts';
 import { connectKubeApi } from '../../kube/connect.ts';
-import { AutoAdvancingClock } from '../../kube/testing/index.ts';
+import { AutoAdvancingClock } from '../support/kube/index.ts';
 import { testCluster } from '../support/shared.ts';
 
 const NS = 'certs-e2e';

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { freePort } from '../../devenv/ports.ts';
 import { builtCli } from '../../devenv/webhook-process.ts';
-import { PARENT_PID_VARIABLE } from '../../kube/parent-watch.ts';
+import { PARENT_PID_VARIABLE } from '../../process/parent-watch.ts';
 import { startTimeOf } from '../support/process-table.ts';
 
 const root = new URL('../../', import.meta.url).pathname;

@@ -8,7 +8,7 @@ import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../../devenv/webhook-configs.ts';
-import { hostnameInformer } from '../../webhook/kube/hostname-informer.ts';
+import { hostnameInformer } from '../../webhook/informers/hostname-informer.ts';
 import type { HostnameSource, RunningWebhook } from '../../webhook/server.ts';
 import { startLoopbackWebhook } from '../support/loopback-servers.ts';
 import { testCluster } from '../support/shared.ts';

@@ -1,4 +1,4 @@
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
+import type { JSONSchemaProps } from '../../crd/apiextensions.ts';
 
 /** The schema with every x-kubernetes-validations removed, at every level (a looser schema of the same shape). */
 export function withoutRules(s: JSONSchemaProps): JSONSchemaProps {

@@ -5,8 +5,8 @@
  */
 import { expect } from 'chai';
 import { staticSiteSchema } from '../../api/index.ts';
+import type { JSONSchemaProps, ValidationRule } from '../../crd/apiextensions.ts';
 import { aggregateMessage, compileRules } from '../../crd/cel/index.ts';
-import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
 
 const BASE = 'spec.validation.openAPIV3Schema';
 const RULE = `${BASE}.properties[spec].properties[x].x-kubernetes-validations[0]`;

@@ -6,8 +6,8 @@
  */
 import { expect } from 'chai';
 import { staticSiteSchema } from '../../api/index.ts';
+import type { JSONSchemaProps, ValidationRule } from '../../crd/apiextensions.ts';
 import { aggregateMessage, compileRules, evaluate } from '../../crd/cel/index.ts';
-import type { JSONSchemaProps, ValidationRule } from '../../kube/apiextensions.ts';
 
 function rules(x: JSONSchemaProps, ...r: ValidationRule[]) {
   const schema: JSONSchemaProps = {

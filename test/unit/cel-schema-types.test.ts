@@ -3,9 +3,9 @@
  * valuesunstructured.go), observed through expressions: typed `self` from a schema as `staticsite cel --schema` does.
  */
 import { expect } from 'chai';
+import type { JSONSchemaProps } from '../../crd/apiextensions.ts';
 import { schemaDeclType } from '../../crd/cel/decl-types.ts';
 import { compileRules, evaluateExpression } from '../../crd/cel/index.ts';
-import type { JSONSchemaProps } from '../../kube/apiextensions.ts';
 
 const schema: JSONSchemaProps = {
   type: 'object',

@@ -9,9 +9,9 @@ import { type CertsConfig, DAY_MS, defaultConfig } from '../../certs/config.ts';
 import { CertsError } from '../../certs/errors.ts';
 import type { BundleInjector, InjectionResult } from '../../certs/injector.ts';
 import { CertsMetrics } from '../../certs/metrics.ts';
-import { MemoryStore } from '../../certs/testing.ts';
 import { createCertificateAuthority, generateRsaKeyPem } from '../../certs/x509.ts';
-import { ManualClock } from '../../kube/testing/index.ts';
+import { MemoryStore } from '../support/certs/memory-store.ts';
+import { ManualClock } from '../support/kube/index.ts';
 
 const T0 = '2026-03-01T00:00:00.000Z';
 const MIN = 60_000;

@@ -7,7 +7,7 @@ import { generateRsaKeyPem } from '../../certs/x509.ts';
 import { type CertsCommandDeps, certsCommand } from '../../cli/certs-command.ts';
 import { run } from '../../cli/main.ts';
 import { KubeApi } from '../../kube/api-client.ts';
-import { AutoAdvancingClock, FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
+import { AutoAdvancingClock, FakeApiServer, ManualClock } from '../support/kube/index.ts';
 
 async function cli(...argv: string[]) {
   const out: string[] = [];

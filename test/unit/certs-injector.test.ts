@@ -3,7 +3,7 @@ import { CertsError } from '../../certs/errors.ts';
 import { KubeBundleInjector, parseWebhookConfigRef } from '../../certs/injector.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { KubeObject } from '../../kube/objects.ts';
-import { FakeApiServer, type RecordedRequest } from '../../kube/testing/index.ts';
+import { FakeApiServer, type RecordedRequest } from '../support/kube/index.ts';
 
 const MWC = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
 const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';

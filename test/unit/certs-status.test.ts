@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { CertsError } from '../../certs/errors.ts';
 import { PassStatus } from '../../certs/status-server.ts';
-import { ProbesServer } from '../../kube/probes-server.ts';
+import { ProbesServer } from '../../observability/probes-server.ts';
 
 describe('certs: --watch readiness (the bootstrap check on the probes server)', () => {
   let server: ProbesServer;

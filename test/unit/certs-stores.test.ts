@@ -11,7 +11,7 @@ import { SecretStore } from '../../certs/secret-store.ts';
 import { generateRsaKeyPem } from '../../certs/x509.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { KubeObject } from '../../kube/objects.ts';
-import { FakeApiServer, ManualClock, type RecordedRequest } from '../../kube/testing/index.ts';
+import { FakeApiServer, ManualClock, type RecordedRequest } from '../support/kube/index.ts';
 
 const quiet = pino({ level: 'silent' });
 const fastKey = () => generateRsaKeyPem(1024);

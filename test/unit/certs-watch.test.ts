@@ -3,10 +3,10 @@ import pino from 'pino';
 import { bootstrap } from '../../certs/bootstrap.ts';
 import { DAY_MS, defaultConfig } from '../../certs/config.ts';
 import { CertsError } from '../../certs/errors.ts';
-import { MemoryStore } from '../../certs/testing.ts';
 import { watch } from '../../certs/watch.ts';
 import { generateRsaKeyPem } from '../../certs/x509.ts';
-import { AutoAdvancingClock } from '../../kube/testing/index.ts';
+import { MemoryStore } from '../support/certs/memory-store.ts';
+import { AutoAdvancingClock } from '../support/kube/index.ts';
 
 const quiet = pino({ level: 'silent' });
 const HOUR = 3_600_000;

@@ -9,9 +9,9 @@ import { setControllerReference } from '../../controller/reconcile/ownership.ts'
 import type { RecordStore } from '../../controller/records/record-store.ts';
 import { requiredPermissions } from '../../controller/startup-checks.ts';
 import type { KubeObject } from '../../kube/objects.ts';
-import { Probes } from '../../kube/probes-server.ts';
 import { collectionPath, type ResourceType } from '../../kube/resources.ts';
-import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
+import { Probes } from '../../observability/probes-server.ts';
+import { FakeApiServer, ManualClock } from '../support/kube/index.ts';
 import { type RunningManager, startManager } from './controller-fixtures.ts';
 
 const NS = 'web';

@@ -5,7 +5,7 @@ import { silentLogger } from '../../controller/observability/logger.ts';
 import type { ControllerMetrics } from '../../controller/observability/metrics.ts';
 import type { RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
-import type { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
+import type { FakeApiServer, ManualClock } from '../support/kube/index.ts';
 
 /** A ControllerManager on the fake API server, running, and how to stop it. */
 export interface RunningManager {

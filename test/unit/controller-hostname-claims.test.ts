@@ -18,7 +18,7 @@ import type { ExternalRecord, RecordStore } from '../../controller/records/recor
 import { KubeApi } from '../../kube/api-client.ts';
 import type { KubeObject, Lease } from '../../kube/objects.ts';
 import { collectionPath } from '../../kube/resources.ts';
-import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
+import { FakeApiServer, ManualClock } from '../support/kube/index.ts';
 
 const NS = 'web';
 const SYS = 'staticsite-system';

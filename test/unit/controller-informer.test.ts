@@ -4,7 +4,7 @@ import { KubeApi } from '../../kube/api-client.ts';
 import { type ChangeType, Informer } from '../../kube/informer.ts';
 import type { KubeObject } from '../../kube/objects.ts';
 import { CONFIGMAPS } from '../../kube/resources.ts';
-import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
+import { FakeApiServer, ManualClock, settle } from '../support/kube/index.ts';
 
 const NS = 'ns';
 const COLLECTION = `/api/v1/namespaces/${NS}/configmaps`;

@@ -3,7 +3,7 @@ import { type LeadershipEnd, LeaseElector } from '../../controller/leader/lease-
 import { silentLogger } from '../../controller/observability/logger.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { Lease } from '../../kube/objects.ts';
-import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
+import { FakeApiServer, ManualClock, settle } from '../support/kube/index.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/sys/leases';
 

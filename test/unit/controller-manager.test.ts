@@ -4,8 +4,8 @@ import type { ControllerManager } from '../../controller/manager.ts';
 import { ControllerMetrics } from '../../controller/observability/metrics.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
 import type { ConfigMap, Deployment } from '../../kube/objects.ts';
-import { Probes } from '../../kube/probes-server.ts';
-import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
+import { Probes } from '../../observability/probes-server.ts';
+import { FakeApiServer, ManualClock, settle } from '../support/kube/index.ts';
 import { type RunningManager, startManager } from './controller-fixtures.ts';
 
 const NS = 'web';

@@ -8,9 +8,9 @@ import { OwnWrites } from '../../controller/own-writes.ts';
 import { ItemExponentialFailureRateLimiter } from '../../controller/queue/rate-limiter.ts';
 import { WorkQueue } from '../../controller/queue/work-queue.ts';
 import { KubeApi } from '../../kube/api-client.ts';
-import { PING, ProbesServer } from '../../kube/probes-server.ts';
-import { createProcessLogger, type LogContext } from '../../kube/process-logger.ts';
-import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
+import { PING, ProbesServer } from '../../observability/probes-server.ts';
+import { createProcessLogger, type LogContext } from '../../observability/process-logger.ts';
+import { FakeApiServer, ManualClock } from '../support/kube/index.ts';
 
 describe('controller: metrics and probes', () => {
   it('names the resource of a request path', () => {

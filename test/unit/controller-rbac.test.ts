@@ -14,7 +14,7 @@ import type { RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment, KubeObject, Service } from '../../kube/objects.ts';
 import { collectionPath } from '../../kube/resources.ts';
-import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
+import { FakeApiServer, ManualClock, settle } from '../support/kube/index.ts';
 
 interface Rule {
   apiGroups: string[];

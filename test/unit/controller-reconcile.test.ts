@@ -11,7 +11,7 @@ import type { ExternalRecord, RecordStore } from '../../controller/records/recor
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment, KubeObject, Lease, Service } from '../../kube/objects.ts';
 import { collectionPath } from '../../kube/resources.ts';
-import { FakeApiServer, ManualClock } from '../../kube/testing/index.ts';
+import { FakeApiServer, ManualClock } from '../support/kube/index.ts';
 
 const NS = 'web';
 const SITES = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;

@@ -4,7 +4,7 @@ import {
   ItemExponentialFailureRateLimiter,
 } from '../../controller/queue/rate-limiter.ts';
 import { WorkQueue } from '../../controller/queue/work-queue.ts';
-import { ManualClock, settle } from '../../kube/testing/index.ts';
+import { ManualClock, settle } from '../support/kube/index.ts';
 
 describe('controller: rate limiter', () => {
   // Expected values: client-go util/workqueue/default_rate_limiters_test.go, TestItemExponentialFailureRateLimiter.

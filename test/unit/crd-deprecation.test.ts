@@ -11,8 +11,8 @@ import { expect } from 'chai';
 import { stringify } from 'yaml';
 import { buildCrd } from '../../api/index.ts';
 import { run } from '../../cli/main.ts';
+import type { CustomResourceDefinition } from '../../crd/apiextensions.ts';
 import { defaultDeprecationWarning } from '../../crd/deprecation.ts';
-import type { CustomResourceDefinition } from '../../kube/apiextensions.ts';
 
 type Spec = CustomResourceDefinition['spec'];
 const widget = (versions: Array<{ name: string; served: boolean; deprecated?: boolean }>): Spec =>

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { stringify } from 'yaml';
 import { type ClusterConfigEnvironment, loadClusterConfig, NOT_IN_CLUSTER } from '../../kube/cluster-config.ts';
-import { ManualClock } from '../../kube/testing/index.ts';
+import { ManualClock } from '../support/kube/index.ts';
 
 const CA = '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n';
 

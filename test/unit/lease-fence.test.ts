@@ -13,8 +13,8 @@ import { createRecordStore } from '../../controller/records/records-config.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { FencedError, isFenced, LeaseFence, type WriteFence } from '../../kube/lease-fence.ts';
 import type { Lease } from '../../kube/objects.ts';
-import { FakeApiServer, ManualClock, settle } from '../../kube/testing/index.ts';
 import { HttpsTransport, type RequestThrottle } from '../../kube/transport.ts';
+import { FakeApiServer, ManualClock, settle } from '../support/kube/index.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/sys/leases';
 const RENEW_DEADLINE_MS = 10_000;

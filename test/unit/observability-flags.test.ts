@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { observabilityAddresses } from '../../cli/observability-flags.ts';
-import { parseBindAddress } from '../../kube/bind-address.ts';
+import { parseBindAddress } from '../../observability/bind-address.ts';
 
 describe('cli: --metrics-bind-address and --health-probe-bind-address (controller-runtime forms)', () => {
   it('parses HOST:PORT, :PORT, [IPv6]:PORT and 0', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { PARENT_PID_VARIABLE, watchParent } from '../../kube/parent-watch.ts';
+import { PARENT_PID_VARIABLE, watchParent } from '../../process/parent-watch.ts';
 
 describe('watchParent: a process started by the dev environment ends with its parent', () => {
   const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
-import { type Check, PING, Probes, ProbesServer } from '../../kube/probes-server.ts';
+import { type Check, PING, Probes, ProbesServer } from '../../observability/probes-server.ts';
 
 /** healthz.NamedCheck("bad", ...) of k8s.io/apiserver's healthz_test.go: always fails with "this will fail". */
 const BAD: Check = { name: 'bad', check: () => ({ ok: false, reason: 'this will fail' }) };

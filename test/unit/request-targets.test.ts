@@ -4,7 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { PING, PROBES_CONNECTION_SETTINGS, ProbesServer, parseRequestTarget } from '../../kube/probes-server.ts';
+import {
+  PING,
+  PROBES_CONNECTION_SETTINGS,
+  ProbesServer,
+  parseRequestTarget,
+} from '../../observability/probes-server.ts';
 import { inProcessWebhook } from '../support/in-process-webhook.ts';
 
 /** One raw HTTP/1.1 request (fetch would normalise the target); resolves with the status code. */

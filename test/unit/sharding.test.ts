@@ -4,11 +4,11 @@ import jsonPatch from 'fast-json-patch';
 import { DRAIN_LABEL, SHARD_LABEL, SHARD_LEASE_LABEL } from '../../api/index.ts';
 import { movedSite, shardMove } from '../../controller/sharding/shard-moves.ts';
 import type { KubeObject, Lease } from '../../kube/objects.ts';
-import { HashRing } from '../../kube/sharding/hash-ring.ts';
-import { ShardMembership } from '../../kube/sharding/shard-membership.ts';
-import { ManualClock } from '../../kube/testing/index.ts';
+import { HashRing } from '../../sharding/hash-ring.ts';
+import { ShardMembership } from '../../sharding/shard-membership.ts';
 import type { AdmissionRequest, AdmissionResponse } from '../../webhook/admission/review.ts';
 import { shardRequestOf, withShardLabel } from '../../webhook/admission/shard-label.ts';
+import { ManualClock } from '../support/kube/index.ts';
 
 const keys = (n: number) => Array.from({ length: n }, (_, i) => `ns-${i % 7}/site-${i}`);
 

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { Probes } from '../../kube/probes-server.ts';
+import { Probes } from '../../observability/probes-server.ts';
 import { PROBE_PATHS, sendNoRoute, sendPanic, type WebhookAppOptions } from './listener.ts';
 import { createReviewEndpoint, REVIEW_PATHS, type ReviewEndpoint } from './review-endpoints.ts';
 
@@ -13,7 +13,7 @@ function expressApp(options: WebhookAppOptions, review: ReviewEndpoint): express
 
   for (const path of REVIEW_PATHS) app.post(path, (req, res) => review(path, req, res));
 
-  // The same answers as the probes port (kube/probes-server.ts): Kubernetes' healthz format.
+  // The same answers as the probes port (observability/probes-server.ts): Kubernetes' healthz format.
   const probes = new Probes({ ready: options.readiness }, options.logger);
   app.get([...PROBE_PATHS], (req, res, next) => {
     const answer = probes.answer(req.originalUrl);

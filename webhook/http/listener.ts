@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Check } from '../../kube/probes-server.ts';
-import { Probes } from '../../kube/probes-server.ts';
+import type { Check } from '../../observability/probes-server.ts';
+import { Probes } from '../../observability/probes-server.ts';
 import {
   createReviewEndpoint,
   REVIEW_PATHS,
@@ -12,7 +12,7 @@ import {
 
 /**
  * The webhook's readiness: named checks, each ok or failing with a reason, and with a public note
- * for what is missing or off (for example the cross-object rule). See kube/probes-server.ts.
+ * for what is missing or off (for example the cross-object rule). See observability/probes-server.ts.
  */
 export type Readiness = readonly Check[];
 

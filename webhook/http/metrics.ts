@@ -1,5 +1,5 @@
-import { CONTROLLER_RUNTIME_BUCKETS } from '../../kube/metric-buckets.ts';
-import { counter, gauge, histogram, metricsClass } from '../../kube/metric-declarations.ts';
+import { CONTROLLER_RUNTIME_BUCKETS } from '../../observability/metric-buckets.ts';
+import { counter, gauge, histogram, metricsClass } from '../../observability/metric-declarations.ts';
 import { REVIEW_PATHS, type ReviewOutcome, type ReviewPath } from './review-answer.ts';
 
 /** How a request to a review path ended: its HTTP code and, for our own counter, what it came to. */

@@ -1,9 +1,9 @@
 /**
  * Test doubles for the bootstrapper's own seam: an in-memory certificate store. The clock and the
- * in-memory API server are kube/'s (kube/testing/). For this repository's tests only: certs/ is not
- * among the package's exports, and production code may not import it (test/unit/layout.test.ts).
+ * in-memory API server are in test/support/kube/. For this repository's tests only: nothing outside
+ * test/ imports test/ (test/unit/layout.test.ts).
  */
-import type { CertStore, MaterialKind, StoredCa, StoredServing } from './store.ts';
+import type { CertStore, MaterialKind, StoredCa, StoredServing } from '../../../certs/store.ts';
 
 /** An in-memory CertStore that records every save, in order, into `log` (shared with a fake injector). */
 export class MemoryStore implements CertStore {

@@ -1,6 +1,6 @@
-import type { Clock } from '../clock.ts';
-import type { ChangeType } from '../informer.ts';
-import type { Lease } from '../objects.ts';
+import type { Clock } from '../clock/clock.ts';
+import type { ChangeType } from '../kube/informer.ts';
+import type { Lease } from '../kube/objects.ts';
 import { HashRing } from './hash-ring.ts';
 
 interface ObservedLease {

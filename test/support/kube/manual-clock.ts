@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../clock.ts';
+import type { Clock, TimerHandle } from '../../../clock/clock.ts';
 import { settle } from './settle.ts';
 
 interface Timer {

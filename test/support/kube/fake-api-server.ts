@@ -1,6 +1,16 @@
-import type { KubeObject, WatchEvent } from '../objects.ts';
-import { JSON_PATCH_CONTENT_TYPE, type JsonPatchOperation, MERGE_PATCH_CONTENT_TYPE } from '../patch-types.ts';
-import type { KubeTransport, Query, TransportRequest, TransportResponse, TransportStream } from '../transport.ts';
+import type { KubeObject, WatchEvent } from '../../../kube/objects.ts';
+import {
+  JSON_PATCH_CONTENT_TYPE,
+  type JsonPatchOperation,
+  MERGE_PATCH_CONTENT_TYPE,
+} from '../../../kube/patch-types.ts';
+import type {
+  KubeTransport,
+  Query,
+  TransportRequest,
+  TransportResponse,
+  TransportStream,
+} from '../../../kube/transport.ts';
 import { applyJsonPatch, applyMergePatch } from './patches.ts';
 
 /** A recorded request to the fake API server. */

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { SHARD_LEASE_LABEL } from '../../api/index.ts';
+import { SystemClock } from '../../clock/clock.ts';
 import { KubeApi } from '../../kube/api-client.ts';
-import { SystemClock } from '../../kube/clock.ts';
 import { loadClusterConfig } from '../../kube/cluster-config.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { Lease } from '../../kube/objects.ts';
 import { LEASES } from '../../kube/resources.ts';
-import { ShardMembership } from '../../kube/sharding/shard-membership.ts';
 import { HttpsTransport } from '../../kube/transport.ts';
+import { ShardMembership } from '../../sharding/shard-membership.ts';
 import type { ShardSource } from '../server.ts';
 
 export interface ShardRingOptions {

@@ -127,7 +127,7 @@ export class Probes {
 
 /**
  * controller-runtime's secure metrics: the server speaks HTTPS with `tls`, and `/metrics` answers
- * only those `authorize` allows (kube/metrics-auth.ts); the probes stay open, for the kubelet.
+ * only those `authorize` allows (observability/metrics-auth.ts); the probes stay open, for the kubelet.
  */
 export interface MetricsSecurity {
   tls: { certPem: string; keyPem: string };

@@ -1,4 +1,4 @@
-import type { JsonPatchOperation } from '../patch-types.ts';
+import type { JsonPatchOperation } from '../../../kube/patch-types.ts';
 
 type Json = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { STATICSITES, specHostname } from '../../api/index.ts';
+import { SystemClock } from '../../clock/clock.ts';
 import { KubeApi } from '../../kube/api-client.ts';
-import { SystemClock } from '../../kube/clock.ts';
 import { loadClusterConfig } from '../../kube/cluster-config.ts';
 import { Informer } from '../../kube/informer.ts';
 import type { KubeObject } from '../../kube/objects.ts';

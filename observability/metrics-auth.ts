@@ -8,9 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { KubeApi } from './api-client.ts';
-import type { Clock } from './clock.ts';
-import { collectionPath, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from './resources.ts';
+import type { Clock } from '../clock/clock.ts';
+import type { KubeApi } from '../kube/api-client.ts';
+import { collectionPath, SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from '../kube/resources.ts';
 
 export type MetricsDecision = { allowed: true } | { allowed: false; status: 401 | 403 | 500; message: string };
 
