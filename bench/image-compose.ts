@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../devenv/package-root.ts';
+import { packageRoot } from '../cli/package-root.ts';
 
 const root = packageRoot();
 const args = process.argv.slice(2);

@@ -6,10 +6,10 @@
  * Run: npm run image && npm run bench:real-node -- [rounds]
  */
 import { loadavg } from 'node:os';
+import { packageFile } from '../cli/package-root.ts';
 import { ControlPlane } from '../devenv/controlplane.ts';
 import { eventually } from '../devenv/crds.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
-import { packageFile } from '../devenv/package-root.ts';
 import { defaultRouteAddress, getOnce, RealNode, realNodeImages } from '../devenv/real-node.ts';
 
 const rounds = Number(process.argv[2] ?? 2);

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { CommandLine, positiveInt } from './flags.ts';
+import { packageFile } from './package-root.ts';
 import type { CommandIO } from './usage.ts';
 
 const COMPARE = new CommandLine('compare', {
@@ -17,14 +18,13 @@ export const help = COMPARE.help();
 export async function compareCommand(args: string[], io: CommandIO): Promise<number> {
   const { values } = COMPARE.parse(args);
   const samples = positiveInt('--samples', values.samples);
-  const [{ readCorpus }, { runComparison }, { renderHtml, renderMarkdown }, { ControlPlane }, { packageFile }] =
-    await Promise.all([
-      import('../devenv/compare/corpus.ts'),
-      import('../devenv/compare/run.ts'),
-      import('../devenv/compare/report.ts'),
-      import('../devenv/controlplane.ts'),
-      import('../devenv/package-root.ts'),
-    ]);
+  // The development environment loads here, when the command runs: not for `compare --help`, never for another command.
+  const [{ readCorpus }, { runComparison }, { renderHtml, renderMarkdown }, { ControlPlane }] = await Promise.all([
+    import('../devenv/compare/corpus.ts'),
+    import('../devenv/compare/run.ts'),
+    import('../devenv/compare/report.ts'),
+    import('../devenv/controlplane.ts'),
+  ]);
   const corpusDir = values.corpus ?? packageFile('devenv', 'compare', 'corpus');
   const corpus = await readCorpus(corpusDir);
   const say = (line: string) => io.stderr(`${line}\n`);

@@ -1,5 +1,5 @@
-import { showSample, simulateNodes, writeLocalDnsConfig, writeLocalPki } from '../devenv/local-commands.ts';
-import { LocalSystem } from '../devenv/local-system.ts';
+// The development environment (devenv/) loads inside each subcommand's run, by import(): `local --help` and
+// every production command load none of it (test/e2e/cli-loads.test.ts, test/unit/layout.test.ts).
 import { CommandLine, helpOf, port, usageOf } from './flags.ts';
 import type { CommandIO } from './usage.ts';
 
@@ -27,6 +27,7 @@ export const help = helpOf(LINES);
 /** `staticsite local pki`: the control plane's PKI and an admin kubeconfig, for docker-compose. */
 async function pkiCommand(args: string[], io: CommandIO): Promise<number> {
   const { values } = PKI.parse(args);
+  const { writeLocalPki } = await import('../devenv/local-commands.ts');
   io.stdout(`${await writeLocalPki(values.dir, values.server)}\n`);
   return 0;
 }
@@ -34,6 +35,7 @@ async function pkiCommand(args: string[], io: CommandIO): Promise<number> {
 /** `staticsite local dns-config`: BIND 9's configuration, zone and TSIG key, for docker-compose. */
 async function dnsConfigCommand(args: string[], io: CommandIO): Promise<number> {
   const { values } = DNS_CONFIG.parse(args);
+  const { writeLocalDnsConfig } = await import('../devenv/local-commands.ts');
   io.stdout(`${await writeLocalDnsConfig(values.dir, port('--port', values.port))}\n`);
   return 0;
 }
@@ -41,6 +43,7 @@ async function dnsConfigCommand(args: string[], io: CommandIO): Promise<number> 
 /** `staticsite local simulate-nodes`: what a kubelet would do, for a control plane without nodes. */
 async function simulateNodesCommand(args: string[], io: CommandIO): Promise<number> {
   const { values } = SIMULATE_NODES.parse(args);
+  const { simulateNodes } = await import('../devenv/local-commands.ts');
   await simulateNodes(
     values.kubeconfig,
     () => io.stdout('node simulator running: pods are bound to a fake node and marked Ready\n'),
@@ -62,6 +65,10 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
   if (args[0] === 'simulate-nodes') return simulateNodesCommand(args.slice(1), io);
   if (args[0] === 'dns-config') return dnsConfigCommand(args.slice(1), io);
   const { values } = LOCAL.parse(args);
+  const [{ showSample }, { LocalSystem }] = await Promise.all([
+    import('../devenv/local-commands.ts'),
+    import('../devenv/local-system.ts'),
+  ]);
   const say = (line: string) => io.stdout(`${line}\n`);
   const system = new LocalSystem({ log: say, dns: values.dns });
   await system.start();

@@ -4,8 +4,8 @@ import { readFileSync, realpathSync } from 'node:fs';
 import module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packageRoot } from '../devenv/package-root.ts';
 import { watchParent } from '../process/parent-watch.ts';
+import { packageRoot } from './package-root.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
 /** A command's module: its run, its usage line (printed with a usage error) and its flags for `--help`. */

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import type { KeyPair } from '../certs/x509.ts';
+import { packageFile } from '../cli/package-root.ts';
 import { type KubeCredentials, KubeHttp } from './kube-http.ts';
 import { ManagedProcess, startOrUndo } from './managed-process.ts';
-import { packageFile } from './package-root.ts';
 import { issueClientCertificate, writeControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
 

@@ -4,6 +4,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { FINALIZER } from '../api/index.ts';
+import { packageFile } from '../cli/package-root.ts';
 import { kubeconfigYaml } from './controlplane.ts';
 import { eventually } from './crds.ts';
 import { writeBindConfig } from './dns/bind.ts';
@@ -11,7 +12,6 @@ import { KubeHttp } from './kube-http.ts';
 import { readKubeconfig } from './kubeconfig.ts';
 import type { LocalSystem } from './local-system.ts';
 import { NodeSimulator } from './node-simulator.ts';
-import { packageFile } from './package-root.ts';
 import { writeControlPlanePki } from './pki.ts';
 
 const SAMPLE_NAMESPACE = 'demo';

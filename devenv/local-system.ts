@@ -5,13 +5,13 @@ import { createServer } from 'node:net';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_NAMESPACE } from '../api/index.ts';
+import { packageFile } from '../cli/package-root.ts';
 import { ControlPlane } from './controlplane.ts';
 import { eventually } from './crds.ts';
 import { BindServer } from './dns/bind.ts';
 import { ManagedProcess, startOrUndo } from './managed-process.ts';
 import { NodeSimulator } from './node-simulator.ts';
 import { observedStatus } from './observed.ts';
-import { packageFile } from './package-root.ts';
 import { builtCli } from './webhook-process.ts';
 
 /** cli/main.ts when run from source, the bundled CLI (dist/bin/staticsite.js) when run from the build. */

@@ -10,8 +10,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { packageRoot } from '../cli/package-root.ts';
 import type { ControlPlane } from './controlplane.ts';
-import { packageRoot } from './package-root.ts';
 
 export interface Observed {
   status: number;

@@ -6,10 +6,10 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { packageFile } from '../cli/package-root.ts';
 import { DEFAULT_SITE_IMAGE } from '../controller/reconcile/children.ts';
 import { type ControlPlane, waitFor } from './controlplane.ts';
 import { ManagedProcess, startOrUndo } from './managed-process.ts';
-import { packageFile } from './package-root.ts';
 import { freePort } from './ports.ts';
 
 const run = promisify(execFile);

@@ -9,9 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { packageFile } from '../cli/package-root.ts';
 import { waitFor } from './controlplane.ts';
 import { ManagedProcess, startOrUndo } from './managed-process.ts';
-import { packageFile } from './package-root.ts';
 import { freePort } from './ports.ts';
 
 const run = promisify(execFile);

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packageRoot } from '../cli/package-root.ts';
 import { ManagedProcess } from './managed-process.ts';
 import { observedStatus } from './observed.ts';
-import { packageRoot } from './package-root.ts';
 import { freePort } from './ports.ts';
 import { uninstrumentedEnv } from './uninstrumented-env.ts';
 

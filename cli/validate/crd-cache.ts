@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { BUILD_ID_FILE } from '../../devenv/build/build-id.ts';
+import { BUILD_ID_FILE } from './build-id.ts';
 
 /** $XDG_CACHE_HOME/staticsite/validate, else ~/.cache/staticsite/validate. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -10,8 +10,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { packageRoot } from '../package-root.ts';
-import { BUILD_ID_FILE } from './build-id.ts';
+import { packageRoot } from '../../cli/package-root.ts';
+import { BUILD_ID_FILE } from '../../cli/validate/build-id.ts';
 
 /** The ES-module dependencies the CLI loads on every `validate`: bundled. Any other dependency stays external. */
 export const BUNDLED_DEPENDENCIES = ['@marcbachmann/cel-js', 'js-yaml', 're2js'];

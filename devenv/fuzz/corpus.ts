@@ -1,7 +1,7 @@
 /** Seeds and dictionaries for the fuzzers: files of inputs, and the words the code under test looks for. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageFile } from '../package-root.ts';
+import { packageFile } from '../../cli/package-root.ts';
 import type { Json } from './mutations.ts';
 
 /** Every file directly under each directory whose name ends with one of `extensions`, sorted. */

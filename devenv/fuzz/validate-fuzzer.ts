@@ -11,7 +11,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { packageFile, packageRoot } from '../package-root.ts';
+import { packageFile, packageRoot } from '../../cli/package-root.ts';
 import { freePort } from '../ports.ts';
 import { bundleDictionary, corpusWords, seedAdmissionFiles, seedStreams } from './corpus.ts';
 import { type FuzzCase, type FuzzOptions, type FuzzReport, fuzz, type Problem } from './fuzz-loop.ts';

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { packageRoot } from '../package-root.ts';
+import { packageRoot } from '../../cli/package-root.ts';
 
 interface Input {
   id: number;

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { packageRoot } from '../package-root.ts';
+import { packageRoot } from '../../cli/package-root.ts';
 import { freePort } from '../ports.ts';
 import { ReviewClient } from '../review-client.ts';
 import { type LoopbackCerts, loopbackCerts } from '../webhook-certs.ts';

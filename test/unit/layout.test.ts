@@ -17,17 +17,26 @@ const topOf = (file: string) => file.split('/')[0] ?? '';
 const IMPORT =
   /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 
-function importsOf(file: string): string[] {
+/** Each relative import of a file, and whether it is a dynamic `import()` (loaded when the call runs). */
+function importEdgesOf(file: string): Array<{ target: string; dynamic: boolean }> {
   const text = readFileSync(join(root, file), 'utf8');
-  const out: string[] = [];
+  const out: Array<{ target: string; dynamic: boolean }> = [];
   for (const m of text.matchAll(IMPORT)) {
     const spec = m[1] ?? m[2];
-    if (spec) out.push(normalize(join(dirname(file), spec)));
+    if (spec) out.push({ target: normalize(join(dirname(file), spec)), dynamic: m[1] === undefined });
   }
   return out;
 }
 
-/** Which top-level folders each folder may import (besides itself). */
+function importsOf(file: string): string[] {
+  return importEdgesOf(file).map((edge) => edge.target);
+}
+
+/**
+ * Which top-level folders each folder may import (besides itself). The development environment
+ * (devenv/) sits on top: it may import the shipped code, cli/ included. cli/ reaches devenv/ only
+ * through DEV_COMMANDS below.
+ */
 const ALLOWED: Record<string, readonly string[]> = {
   clock: [],
   process: [],
@@ -39,8 +48,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   webhook: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding'],
   controller: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding'],
   certs: ['api', 'kube', 'clock', 'observability'],
-  devenv: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding', 'process', 'certs', 'webhook', 'controller'],
-  cli: [
+  devenv: [
     'api',
     'crd',
     'kube',
@@ -48,12 +56,20 @@ const ALLOWED: Record<string, readonly string[]> = {
     'observability',
     'sharding',
     'process',
+    'certs',
     'webhook',
     'controller',
-    'certs',
-    'devenv',
+    'cli',
   ],
+  cli: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding', 'process', 'webhook', 'controller', 'certs'],
 };
+
+/**
+ * The dev commands: the only cli/ files that may import devenv/, and only by a dynamic `import()`,
+ * so that the production commands (webhook, controller, certs, validate, cel, crd, generate) never
+ * load a module of the development environment (test/e2e/cli-loads.test.ts checks the built CLI).
+ */
+const DEV_COMMANDS: readonly string[] = ['cli/local-command.ts', 'cli/compare-command.ts'];
 
 describe('layout: dependencies point one way', () => {
   it('every folder with sources is built (tsconfig.build.json) and has a place in the dependency rules', () => {
@@ -67,12 +83,26 @@ describe('layout: dependencies point one way', () => {
     const wrong: string[] = [];
     for (const file of sources) {
       const from = topOf(file);
-      for (const target of importsOf(file)) {
+      for (const { target, dynamic } of importEdgesOf(file)) {
         const to = topOf(target);
-        if (to !== from && !(ALLOWED[from] ?? []).includes(to)) wrong.push(`${file} -> ${target}`);
+        const devCommandLoad = from === 'cli' && to === 'devenv' && dynamic && DEV_COMMANDS.includes(file);
+        if (to !== from && !(ALLOWED[from] ?? []).includes(to) && !devCommandLoad) wrong.push(`${file} -> ${target}`);
       }
     }
     expect(wrong).to.deep.equal([]);
+  });
+
+  it('cli/ loads devenv/ only from the dev commands (local, compare), and only by a dynamic import()', () => {
+    const edges = sources
+      .filter((file) => topOf(file) === 'cli')
+      .flatMap((file) => importEdgesOf(file).map((edge) => ({ file, ...edge })))
+      .filter((edge) => topOf(edge.target) === 'devenv');
+    const wrong = edges
+      .filter((edge) => !edge.dynamic || !DEV_COMMANDS.includes(edge.file))
+      .map((edge) => `${edge.file} -> ${edge.target}${edge.dynamic ? ' (import())' : ' (static)'}`);
+    expect(wrong).to.deep.equal([]);
+    // The rule has something to hold: both dev commands load the development environment this way.
+    expect([...new Set(edges.map((edge) => edge.file))].sort()).to.deep.equal([...DEV_COMMANDS].sort());
   });
 
   it('the test doubles live under test/support/, not in a shipped folder (no */testing/ or */testing.ts)', () => {

@@ -6,7 +6,9 @@ const PACKAGE_NAME = 'staticsite-operator';
 
 /**
  * The directory of this package's package.json, found by walking up from this module: the same
- * answer whether the code runs from source (`devenv/`) or from the build (`dist/devenv/`).
+ * answer whether the code runs from source (`cli/`), from the build (`dist/cli/`) or from the CLI
+ * bundle (`dist/bin/`). `staticsite --version` reads the version there; the development environment
+ * (devenv/) finds its files there.
  */
 export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
   let dir = dirname(from);
@@ -24,7 +26,7 @@ export function packageRoot(from: string = fileURLToPath(import.meta.url)): stri
   }
 }
 
-/** A file the development environment needs from the package (build script, manifests, corpus). */
+/** A file the development environment needs from the package (build script, manifests, corpus): it must exist. */
 export function packageFile(...parts: string[]): string {
   const path = join(packageRoot(), ...parts);
   if (!existsSync(path)) {
