@@ -10,11 +10,10 @@ import { EventEmitter } from 'node:events';
 import { cpus } from 'node:os';
 import { pino } from 'pino';
 import { MemoryHostnameIndex } from '../webhook/admission/hostname-index.ts';
-import { createMutator } from '../webhook/admission/mutate.ts';
-import { SiteSchemas } from '../webhook/admission/site-schemas.ts';
-import { createValidator } from '../webhook/admission/validate.ts';
 import { WebhookMetrics } from '../webhook/http/metrics.ts';
-import { createReviewEndpoint } from '../webhook/http/review-endpoints.ts';
+import { createReviewEndpoint } from '../webhook/http/review-endpoint.ts';
+import { crossObjectSteps } from '../webhook/review/cross-object.ts';
+import { createReviewPipeline, siteDecisions } from '../webhook/review/pipeline.ts';
 import { validateReview } from './validate-review.ts';
 
 const reviewBody = validateReview();
@@ -22,10 +21,13 @@ const body = Buffer.from(reviewBody.text);
 const hostnames = new MemoryHostnameIndex();
 for (let i = 0; i < 1000; i++) hostnames.set({ namespace: 'web', name: `site-${i}` }, `site-${i}.web.sites.test`);
 hostnames.synced = true;
-const schemas = new SiteSchemas();
+// The server's pipeline, every review decided in this thread (as one within the in-thread bounds is).
+const pipeline = createReviewPipeline({
+  decisions: siteDecisions({ baseDomain: 'sites.test' }),
+  steps: crossObjectSteps({ hostnames }),
+});
 const endpoint = createReviewEndpoint({
-  validate: createValidator({ schemas, hostnames }),
-  mutate: createMutator({ schemas, baseDomain: 'sites.test' }),
+  pipeline,
   metrics: new WebhookMetrics(),
   logger: pino({ level: 'warn' }),
 });

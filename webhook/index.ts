@@ -1,4 +1,4 @@
-/** The webhook as a library: build the Express app yourself and drive it with supertest. */
+/** The webhook as a library: build the Express app (or the plain listener) yourself and drive it with supertest. */
 export { type HostnameIndex, MemoryHostnameIndex, type SiteRef } from './admission/hostname-index.ts';
 export { createMutator, defaultHostname, type MutatorOptions } from './admission/mutate.ts';
 export { allowed, denied, errored, patched } from './admission/responses.ts';
@@ -20,5 +20,7 @@ export {
   type WebhookAppOptions,
 } from './http/app.ts';
 export { WebhookMetrics } from './http/metrics.ts';
-export { createReviewEndpoint, type ReviewEndpoint, type ReviewPath } from './http/review-endpoints.ts';
+export { createReviewEndpoint, type ReviewEndpoint } from './http/review-endpoint.ts';
+export type { ReviewPath, ReviewTask } from './review/codec.ts';
+export { createReviewPipeline, type ReviewDecisions, type ReviewPipeline, siteDecisions } from './review/pipeline.ts';
 export { type HostnameSource, type RunningWebhook, startWebhookServer, type WebhookServerOptions } from './server.ts';

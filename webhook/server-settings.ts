@@ -2,8 +2,15 @@
  * The webhook server's settings that decide safety, with their one default each. Nothing else sets
  * them; test/unit/webhook-hardening.test.ts asserts the shipped values on a running server.
  */
-import { DEFAULT_MAX_BODY_BYTES } from './http/json-body.ts';
-import type { ReviewIsolationSettings } from './isolation/review-pool.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './http/review-endpoint.ts';
+import type { ReviewPoolSettings } from './isolation/review-pool.ts';
+import type { InThreadBounds } from './review/pipeline.ts';
+
+/** Where reviews are decided: small ones in the main thread, the rest in the review workers. */
+export interface ReviewIsolationSettings extends ReviewPoolSettings {
+  /** A review within all three bounds is decided in the main thread; 0 bytes: every review in a worker. */
+  inThread: InThreadBounds;
+}
 
 /**
  * TLS 1.2 only with forward secrecy and AEAD (Mozilla's "intermediate" profile, ECDHE suites), and
@@ -58,13 +65,16 @@ export const CONNECTION_SETTINGS = {
 } as const;
 
 /**
- * Every review is answered in a worker thread (webhook/isolation/review-pool.ts): two, so one
- * review that runs into a limit leaves the other answering while its worker is replaced, and the
- * reviews use the second core while the main thread does TLS and HTTP. Deadlines stay well inside
- * the 5 s our webhook configurations give a call; the heap fits two maximum-size reviews at once
- * in the manifest's memory limit (test/e2e/webhook-memory.test.ts).
+ * Reviews within small bounds are decided where they land, in the main thread: their work is
+ * bounded by their size (at most a few milliseconds for the most expensive shapes at these bounds,
+ * docs/webhook-isolation.md), and every review the API server sends for a StaticSite fits. Any other
+ * review goes to a worker thread (webhook/isolation/review-pool.ts): two, so one review that runs
+ * into a limit leaves the other answering while its worker is replaced. Deadlines stay well inside
+ * the 5 s our webhook configurations give a call; the heap fits two maximum-size reviews at once in
+ * the manifest's memory limit (test/e2e/webhook-memory.test.ts).
  */
 export const REVIEW_ISOLATION: ReviewIsolationSettings = {
+  inThread: { maxBytes: 64 * 1024, maxValues: 2_000, maxDepth: 32 },
   workers: 2,
   deadlineMs: 2_000,
   queueTimeoutMs: 2_000,

@@ -12,8 +12,15 @@ import type { ShardAssigner } from './admission/shard-label.ts';
 import { keepConnectionsFair } from './http/connection-fairness.ts';
 import { createWebhookListener, type Readiness } from './http/listener.ts';
 import { WebhookMetrics } from './http/metrics.ts';
-import { type ReviewIsolationSettings, ReviewPool } from './isolation/review-pool.ts';
-import { CONNECTION_SETTINGS, REVIEW_ISOLATION, TLS_SETTINGS } from './server-settings.ts';
+import { ReviewPool } from './isolation/review-pool.ts';
+import { crossObjectSteps } from './review/cross-object.ts';
+import { createReviewPipeline, siteDecisions } from './review/pipeline.ts';
+import {
+  CONNECTION_SETTINGS,
+  REVIEW_ISOLATION,
+  type ReviewIsolationSettings,
+  TLS_SETTINGS,
+} from './server-settings.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';
 import {
   type CredentialsFileSystem,
@@ -86,34 +93,25 @@ async function listen(server: HttpsServer, port: number, host: string | undefine
   return (server.address() as AddressInfo).port;
 }
 
-/** Starts the HTTPS webhook and the plain-HTTP probes and metrics listener. */
-export async function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhook> {
-  const { logger } = options;
-  const fs = options.fs ?? (await import('node:fs/promises'));
-  const credentials = await readServingCredentials(fs, options.certDir);
-  const metrics = new WebhookMetrics();
-  metrics.certExpiry.set(credentials.notAfter.getTime() / 1000);
+/** What the readiness checks read, as the server's life goes on. */
+interface ServerState {
+  draining: boolean;
+  listening: boolean;
+  certificateProblem: () => string | undefined;
+}
 
-  const hostnames = options.hostnames;
-  const pool = new ReviewPool({
-    ...(options.isolation ?? REVIEW_ISOLATION),
-    workerData: { baseDomain: options.baseDomain, limits: {} },
-    logger,
-    observer: {
-      replaced: (reason) => metrics.workersReplaced.inc({ reason }),
-      queueLength: (length) => metrics.reviewQueueLength.set(length),
-    },
-  });
-  const poolStarted = pool.start();
-  let draining = false;
-  let listening = false;
-  let certificateProblem = (): string | undefined => undefined;
-  const readiness: Readiness = [
+function failing(note: string) {
+  return { ok: false, reason: note, note } as const;
+}
+
+/** The /readyz checks: each names what is missing. */
+function readinessChecks(state: ServerState, pool: ReviewPool, hostnames: HostnameSource | undefined): Readiness {
+  return [
     {
       // The files the next start reads: gone or broken means a restart would fail.
       name: 'serving-certificate',
       check: () => {
-        const problem = certificateProblem();
+        const problem = state.certificateProblem();
         return problem === undefined
           ? { ok: true }
           : { ok: false, reason: problem, note: `cert dir not usable: ${problem}` };
@@ -124,41 +122,68 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       name: 'staticsite-cache',
       check: () => {
         if (!hostnames) return { ok: true, note: STANDALONE_NOTE };
-        if (hostnames.index.synced) return { ok: true };
-        return { ok: false, reason: NOT_SYNCED_NOTE, note: NOT_SYNCED_NOTE };
+        return hostnames.index.synced ? { ok: true } : failing(NOT_SYNCED_NOTE);
       },
     },
     {
       // A review worker replaced after a review ran into its limits takes a moment to start.
       name: 'review-workers',
-      check: () => (pool.readyWorkers > 0 ? { ok: true } : { ok: false, reason: NO_WORKER_NOTE, note: NO_WORKER_NOTE }),
+      check: () => (pool.readyWorkers > 0 ? { ok: true } : failing(NO_WORKER_NOTE)),
     },
     {
       // Ready only once reviews can be sent: the probes answer before the webhook port listens.
       name: 'webhook-port',
-      check: () => (listening ? { ok: true } : { ok: false, reason: NOT_LISTENING_NOTE, note: NOT_LISTENING_NOTE }),
+      check: () => (state.listening ? { ok: true } : failing(NOT_LISTENING_NOTE)),
     },
-    {
-      name: 'shutdown',
-      check: () => (draining ? { ok: false, reason: SHUTTING_DOWN_NOTE, note: SHUTTING_DOWN_NOTE } : { ok: true }),
-    },
+    { name: 'shutdown', check: () => (state.draining ? failing(SHUTTING_DOWN_NOTE) : { ok: true }) },
   ];
-  const reviews = createWebhookListener({
-    evaluate: (task) => pool.evaluate(task),
-    hostnames: hostnames?.index,
-    shards: options.shards?.assigner,
+}
+
+/** The review workers, reporting replacements and their queue to the metrics. */
+function reviewPool(options: WebhookServerOptions, isolation: ReviewIsolationSettings, metrics: WebhookMetrics) {
+  return new ReviewPool({
+    ...isolation,
+    workerData: { baseDomain: options.baseDomain, limits: {} },
+    logger: options.logger,
+    observer: {
+      replaced: (reason) => metrics.workersReplaced.inc({ reason }),
+      queueLength: (length) => metrics.reviewQueueLength.set(length),
+    },
+  });
+}
+
+/** The request listener: the review pipeline (decisions, isolation, cross-object steps) behind the one front door. */
+function webhookListener(
+  options: WebhookServerOptions,
+  context: { pool: ReviewPool; isolation: ReviewIsolationSettings; metrics: WebhookMetrics; readiness: Readiness },
+) {
+  const { pool, isolation, metrics } = context;
+  const pipeline = createReviewPipeline({
+    decisions: siteDecisions({ baseDomain: options.baseDomain }),
+    steps: crossObjectSteps({ hostnames: options.hostnames?.index, shards: options.shards?.assigner }),
+    isolation: { workers: pool, inThread: isolation.inThread },
+    placed: (thread) => metrics.reviewsPlaced.inc({ thread }),
+  });
+  return createWebhookListener({
+    pipeline,
     metrics,
-    logger,
-    readiness,
+    logger: options.logger,
+    readiness: context.readiness,
     maxBodyBytes: CONNECTION_SETTINGS.maxBodyBytes,
   });
-  // While draining, every answer closes its connection, so callers dial again and reach a pod
-  // that is staying.
+}
+
+/** The HTTPS server with the shipped connection settings; while draining, every answer closes its connection. */
+function httpsServer(
+  credentials: ServingCredentials,
+  reviews: ReturnType<typeof createWebhookListener>,
+  state: ServerState,
+): HttpsServer {
+  // Callers of a draining pod dial again and reach a pod that is staying.
   const listener: typeof reviews = (req, res) => {
-    if (draining) res.setHeader('Connection', 'close');
+    if (state.draining) res.setHeader('Connection', 'close');
     reviews(req, res);
   };
-
   const server = createHttpsServer(
     {
       ...tlsOptions(credentials),
@@ -177,6 +202,52 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (!(Number(req.headers['content-length']) > CONNECTION_SETTINGS.maxBodyBytes)) res.writeContinue();
     listener(req, res);
   });
+  return server;
+}
+
+/** Everything close() stops, in the order it stops them. */
+interface Parts {
+  server: HttpsServer;
+  reloader: CredentialsReloader;
+  pool: ReviewPool;
+  servers: { close(): Promise<void> };
+}
+
+/** Drains (not ready, serving) for the shutdown delay, then stops accepting and waits for in-flight requests. */
+async function shutDown(options: WebhookServerOptions, state: ServerState, parts: Parts): Promise<void> {
+  const { logger } = options;
+  state.draining = true;
+  const delayMs = options.shutdownDelayMs ?? 0;
+  if (delayMs > 0) {
+    logger.info({ delayMs }, 'draining: serving, not ready, closing each connection after its answer');
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+  parts.reloader.stop();
+  const closed = new Promise<void>((resolve) => parts.server.close(() => resolve()));
+  parts.server.closeIdleConnections();
+  const grace = setTimeout(() => parts.server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+  await closed;
+  clearTimeout(grace);
+  await parts.pool.close();
+  await parts.servers.close();
+  await options.hostnames?.stop();
+  await options.shards?.stop();
+  logger.info({}, 'webhook stopped');
+}
+
+/** Starts the HTTPS webhook and the plain-HTTP probes and metrics listener. */
+export async function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhook> {
+  const { logger } = options;
+  const fs = options.fs ?? (await import('node:fs/promises'));
+  const credentials = await readServingCredentials(fs, options.certDir);
+  const metrics = new WebhookMetrics();
+  metrics.certExpiry.set(credentials.notAfter.getTime() / 1000);
+  const isolation = options.isolation ?? REVIEW_ISOLATION;
+  const pool = reviewPool(options, isolation, metrics);
+  const poolStarted = pool.start();
+  const state: ServerState = { draining: false, listening: false, certificateProblem: () => undefined };
+  const readiness = readinessChecks(state, pool, options.hostnames);
+  const server = httpsServer(credentials, webhookListener(options, { pool, isolation, metrics, readiness }), state);
   const reloader = new CredentialsReloader(credentials, {
     dir: options.certDir,
     logger,
@@ -188,8 +259,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       metrics.certReloads.inc();
     },
   });
-
-  certificateProblem = () => reloader.problem;
+  state.certificateProblem = () => reloader.problem;
 
   // Probes answer from the first moment (/readyz?verbose says what is missing); reviews are served
   // once the StaticSite cache has synced, so the unique-hostname rule never judges from an empty cache.
@@ -197,8 +267,6 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     { ready: readiness, registry: metrics.registry, logger, security: options.metricsSecurity },
     options.observability ?? { metrics: { host: options.host, port: options.metricsPort } },
   );
-  const metricsPort = servers.metricsPort ?? 0;
-  const probePort = servers.probePort;
   try {
     await poolStarted;
   } catch (error) {
@@ -206,44 +274,27 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     await servers.close();
     throw error;
   }
-  if (hostnames) await hostnames.start();
+  await options.hostnames?.start();
   await options.shards?.start();
   reloader.start();
   const port = await listen(server, options.port, options.host);
-  listening = true;
+  state.listening = true;
+  const metricsPort = servers.metricsPort ?? 0;
+  const probePort = servers.probePort;
   logger.info(
     {
       port,
       metricsPort,
       probePort,
       certNotAfter: credentials.notAfter.toISOString(),
-      crossObjectRule: hostnames ? 'on' : 'off (standalone: no kubeconfig and not in a cluster)',
+      crossObjectRule: options.hostnames ? 'on' : 'off (standalone: no kubeconfig and not in a cluster)',
       shardLabels: options.shards ? 'on' : 'off',
     },
     'webhook serving',
   );
-
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= (async () => {
-      draining = true;
-      const delayMs = options.shutdownDelayMs ?? 0;
-      if (delayMs > 0) {
-        logger.info({ delayMs }, 'draining: serving, not ready, closing each connection after its answer');
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-      }
-      reloader.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const grace = setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
-      await closed;
-      clearTimeout(grace);
-      await pool.close();
-      await servers.close();
-      await hostnames?.stop();
-      await options.shards?.stop();
-      logger.info({}, 'webhook stopped');
-    })();
+    closing ??= shutDown(options, state, { server, reloader, pool, servers });
     return closing;
   };
   return { port, metricsPort, probePort, metrics, readiness, close };

@@ -74,5 +74,8 @@ describe('e2e: the shipped webhook answers every hostile review up to 3 MiB with
     expect(metrics).to.not.match(/^staticsite_webhook_handler_panics_total\{[^}]*\} [1-9]/m);
     expect(metrics).to.match(/^staticsite_webhook_review_workers_replaced_total\{reason="memory"\} 0$/m);
     expect(metrics).to.match(/^staticsite_webhook_review_workers_replaced_total\{reason="deadline"\} 0$/m);
+    expect(metrics).to.match(/^staticsite_webhook_review_workers_replaced_total\{reason="exit"\} 0$/m);
+    // Every shape beyond the in-thread bounds was decided by a worker, not only the small ones here.
+    expect(metrics).to.match(/^staticsite_webhook_reviews_placed_total\{thread="worker"\} [1-9]/m);
   });
 });

@@ -13,7 +13,7 @@ import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { ReviewClient } from '../../devenv/review-client.ts';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
-import { DEFAULT_MAX_VALUES } from '../../webhook/http/json-body.ts';
+import { DEFAULT_MAX_VALUES } from '../../webhook/review/codec.ts';
 import { CONNECTION_SETTINGS } from '../../webhook/server-settings.ts';
 import { testCluster } from '../support/shared.ts';
 import { peakRssMi, webhookRuntime } from '../support/webhook-manifest.ts';

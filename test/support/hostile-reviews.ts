@@ -4,7 +4,7 @@
  * the 3 MiB test of the built webhook, and the isolation tests.
  */
 import { readFileSync } from 'node:fs';
-import { DEFAULT_MAX_VALUES, shapeProblem } from '../../webhook/http/json-body.ts';
+import { DEFAULT_MAX_VALUES, shapeProblem } from '../../webhook/review/codec.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: reviews are arbitrary JSON the shapes edit in place
 type Json = Record<string, any>;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import request from 'supertest';
-import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUES, shapeProblem } from '../../webhook/http/json-body.ts';
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUES, shapeProblem } from '../../webhook/review/codec.ts';
 import { inProcessWebhook } from '../support/in-process-webhook.ts';
 
 /** A deterministic generator (mulberry32): the same documents on every run. */

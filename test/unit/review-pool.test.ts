@@ -38,7 +38,7 @@ describe('webhook: the review pool (scripted workers)', function () {
       const answers = await Promise.all(
         ['sleep:50', 'sleep:50', 'answer', 'answer'].map((c) => reviews.evaluate(task(c))),
       );
-      expect(answers.map((a) => (a.kind === 'review' ? a.text : a.kind))).to.deep.equal([
+      expect(answers.map((a) => (a.kind === 'admission' ? a.response.warnings?.[0] : a.kind))).to.deep.equal([
         'sleep:50',
         'sleep:50',
         'answer',
@@ -56,19 +56,18 @@ describe('webhook: the review pool (scripted workers)', function () {
     await reviews.start();
     try {
       const answer = await reviews.evaluate(task('exit'));
-      expect(answer.kind).to.equal('review');
-      if (answer.kind !== 'review') return;
-      const review = JSON.parse(answer.text);
-      expect(review.response).to.deep.include({ allowed: false });
-      expect(review.response.uid).to.match(/^uid-\d+$/);
-      expect(review.response.status).to.include({
+      expect(answer.kind).to.equal('admission');
+      if (answer.kind !== 'admission') return;
+      expect(answer.response).to.deep.include({ allowed: false });
+      expect(answer.response.uid).to.match(/^uid-\d+$/);
+      expect(answer.response.status).to.include({
         code: 500,
         reason: 'InternalError',
         message: 'internal error: the review worker stopped; see the webhook log',
       });
       expect(replaced).to.deep.equal(['exit']);
       expect(lines.join('\n')).to.include('a review worker stopped: it is replaced');
-      expect((await reviews.evaluate(task('answer'))).kind).to.equal('review');
+      expect((await reviews.evaluate(task('answer'))).kind).to.equal('admission');
     } finally {
       await reviews.close();
     }
@@ -85,7 +84,7 @@ describe('webhook: the review pool (scripted workers)', function () {
         code: 503,
         message: "the webhook's 1 review workers were busy for 100 ms; retry",
       });
-      expect((await busy).kind).to.equal('review');
+      expect((await busy).kind).to.equal('admission');
     } finally {
       await reviews.close();
     }
@@ -112,7 +111,7 @@ describe('webhook: the review pool (scripted workers)', function () {
     await reviews.close();
     const [a, b] = await Promise.all([running, queued]);
     expect(b).to.deep.equal({ kind: 'failed', code: 503, message: 'the webhook is shutting down' });
-    expect(a.kind === 'review' && JSON.parse(a.text).response.status.code).to.equal(503);
+    expect(a.kind === 'admission' && a.response.status?.code).to.equal(503);
     expect(await reviews.evaluate(task('answer'))).to.deep.equal({
       kind: 'failed',
       code: 503,

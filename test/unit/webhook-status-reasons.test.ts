@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { errored, reasonForCode } from '../../webhook/admission/responses.ts';
-import { statusBody } from '../../webhook/http/review-endpoints.ts';
+import { statusBody } from '../../webhook/http/review-endpoint.ts';
 
 // The reason Kubernetes gives each code, read off k8s.io/apimachinery v0.37.2 (the version
 // devenv/controlplane/go.mod builds): the StatusReason constants in pkg/apis/meta/v1/types.go, and

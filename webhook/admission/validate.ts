@@ -1,5 +1,6 @@
 import { GROUP, KIND, specHostname } from '../../api/index.ts';
-import { type AdmissionResult, admit, fieldErrors, invalidMessage, isJsonObject } from '../../crd/index.ts';
+import { type AdmissionResult, admit, isJsonObject } from '../../crd/index.ts';
+import { type HostnameClaim, uniqueHostnameStep, type Verdict } from '../review/cross-object.ts';
 import { ENGINE_MESSAGE_LIMIT } from './bounds.ts';
 import type { HostnameIndex } from './hostname-index.ts';
 import { allowed, denied, errored, MAX_CAUSES, reasonForCode } from './responses.ts';
@@ -34,23 +35,15 @@ function claimsHostname(request: AdmissionRequest, metadata: Record<string, unkn
   return specHostname(request.oldObject) !== hostname;
 }
 
-/** The hostname a write that passed the schema claims: the cross-object rule decides it where the index is. */
-export interface HostnameClaim {
-  hostname: string;
-  namespace: string;
-  name: string;
-}
+export type { HostnameClaim };
 
 /** What the schema and CEL rules decide, and the hostname the write claims when they allow it. */
-export interface SchemaVerdict {
-  response: AdmissionResponse;
-  claim?: HostnameClaim;
-}
+export type SchemaVerdict = Pick<Verdict, 'response' | 'claim'>;
 
 /**
  * The validating webhook's schema part: the structural schema and the CEL rules (transition rules
  * and ratcheting against oldObject on UPDATE). Needs nothing but the request, so it runs in the
- * review workers; the claim it returns is judged by hostnameConflict where the index lives.
+ * review workers; the claim it returns is judged by the unique-hostname step (review/cross-object.ts) where the index lives.
  */
 export function createSchemaValidator(options: { schemas: SiteSchemas }): (request: AdmissionRequest) => SchemaVerdict {
   return (request) => {
@@ -82,44 +75,12 @@ export function createSchemaValidator(options: { schemas: SiteSchemas }): (reque
 }
 
 /**
- * The rule no schema can express: a hostname is held by one StaticSite in the whole cluster. The
- * denial of a write whose claim another site holds, or undefined when the claim is free.
- */
-export function hostnameConflict(
-  claim: HostnameClaim,
-  hostnames: HostnameIndex,
-  allowedResponse: AdmissionResponse,
-): AdmissionResponse | undefined {
-  const { hostname, namespace, name } = claim;
-  const taken = hostnames.holders(hostname).some((h) => h.namespace !== namespace || h.name !== name);
-  if (!taken) return undefined;
-  const error = fieldErrors.duplicate('spec.hostname', hostname);
-  return denied(
-    allowedResponse.uid,
-    {
-      code: 422,
-      reason: 'Invalid',
-      message: invalidMessage(`${KIND}.${GROUP}`, name, [error]),
-      details: {
-        name,
-        group: GROUP,
-        kind: KIND,
-        causes: [{ reason: error.type, message: error.errorBody(), field: error.field }],
-      },
-    },
-    allowedResponse.warnings ?? [],
-  );
-}
-
-/**
- * The validating webhook in one function: the schema part, then, with an index, the unique-hostname
- * rule. Standalone (no index) the rule is off.
+ * The validating webhook in one function, for users who run it in-process: the schema part, then,
+ * with an index, the unique-hostname step the server's pipeline runs. Standalone (no index) the rule
+ * is off.
  */
 export function createValidator(options: ValidatorOptions): (request: AdmissionRequest) => AdmissionResponse {
   const schema = createSchemaValidator(options);
-  return (request) => {
-    const { response, claim } = schema(request);
-    if (claim === undefined || options.hostnames === undefined) return response;
-    return hostnameConflict(claim, options.hostnames, response) ?? response;
-  };
+  const unique = options.hostnames ? uniqueHostnameStep(options.hostnames) : undefined;
+  return (request) => (unique ? unique(schema(request)) : schema(request)).response;
 }

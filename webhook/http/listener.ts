@@ -1,14 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Check } from '../../observability/probes-server.ts';
 import { Probes } from '../../observability/probes-server.ts';
-import {
-  createReviewEndpoint,
-  REVIEW_PATHS,
-  type ReviewEndpointOptions,
-  type ReviewPath,
-  sendJson,
-  statusBody,
-} from './review-endpoints.ts';
+import { REVIEW_PATHS, type ReviewPath } from '../review/codec.ts';
+import { createReviewEndpoint, type ReviewEndpointOptions, sendJson, statusBody } from './review-endpoint.ts';
 
 /**
  * The webhook's readiness: named checks, each ok or failing with a reason, and with a public note
@@ -22,7 +16,7 @@ export type WebhookAppOptions = ReviewEndpointOptions & {
 
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
-/** The answer to a path the webhook does not serve (Express's catch-all in app.ts says the same). */
+/** The answer to a path the webhook does not serve. */
 export function sendNoRoute(res: ServerResponse, method: string, path: string): void {
   sendJson(res, 404, statusBody(404, `no route for ${method} ${path}: use POST /mutate, /validate or /convert`));
 }
@@ -40,16 +34,15 @@ export function sendPanic(options: WebhookAppOptions, res: ServerResponse, reque
   }
 }
 
-/** Express routes case-insensitively and with an optional trailing slash; so does the listener. */
+/** Paths match case-insensitively and with an optional trailing slash, as Express routes them. */
 const routeKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
 const ROUTES: ReadonlyMap<string, ReviewPath> = new Map(REVIEW_PATHS.map((path) => [path, path]));
 
 /**
- * The request listener the HTTPS server runs, without Express (loading it costs the process about
- * 20 MB): `POST /mutate`, `/validate` and `/convert` (with or without the API server's `?timeout=`
- * query) go to the review endpoint, `GET`/`HEAD /healthz` and `/readyz` to the probes, anything else
- * is a 404 naming the routes. It answers as the Express app of app.ts does, which users drive with
- * supertest; test/unit/webhook-app.test.ts runs the same cases through both.
+ * The webhook's one front door, run by the HTTPS server and wrapped by the Express app (app.ts):
+ * `POST /mutate`, `/validate` and `/convert` (with or without the API server's `?timeout=` query)
+ * go to the review endpoint, `GET`/`HEAD /healthz` and `/readyz` to the probes, anything else is a
+ * 404 naming the routes.
  */
 export function createWebhookListener(options: WebhookAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const review = createReviewEndpoint(options);

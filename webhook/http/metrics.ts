@@ -1,6 +1,6 @@
 import { CONTROLLER_RUNTIME_BUCKETS } from '../../observability/metric-buckets.ts';
 import { counter, gauge, histogram, metricsClass } from '../../observability/metric-declarations.ts';
-import { REVIEW_PATHS, type ReviewOutcome, type ReviewPath } from './review-answer.ts';
+import { REVIEW_PATHS, type ReviewOutcome, type ReviewPath } from '../review/codec.ts';
 
 /** How a request to a review path ended: its HTTP code and, for our own counter, what it came to. */
 export interface ReviewEnd {
@@ -31,6 +31,7 @@ const METRICS = {
   runtimeLatency: histogram('controller_runtime_webhook_latency_seconds', 'Histogram of the latency of processing admission requests', ['webhook'], CONTROLLER_RUNTIME_BUCKETS),
   runtimeInFlight: gauge('controller_runtime_webhook_requests_in_flight', 'Current number of admission requests being served.', ['webhook']),
   workersReplaced: counter('staticsite_webhook_review_workers_replaced_total', 'Review workers replaced: after a review overran its deadline, ran out of its heap, or the worker exited.', ['reason']),
+  reviewsPlaced: counter('staticsite_webhook_reviews_placed_total', 'Reviews by the thread that decided them: main (within the in-thread bounds) or worker (isolated).', ['thread']),
   reviewQueueLength: gauge('staticsite_webhook_review_queue_length', 'Reviews waiting for a free review worker.'),
   certReloads: counter('staticsite_webhook_certificate_reloads_total', 'Serving certificates loaded from the cert dir after start.'),
 };
@@ -45,6 +46,7 @@ export class WebhookMetrics extends metricsClass(METRICS) {
       this.runtimeInFlight.set({ webhook }, 0);
     }
     for (const reason of ['deadline', 'memory', 'exit']) this.workersReplaced.inc({ reason }, 0);
+    for (const thread of ['main', 'worker']) this.reviewsPlaced.inc({ thread }, 0);
   }
 
   /**

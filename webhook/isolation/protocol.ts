@@ -1,13 +1,13 @@
 /** The messages between the review pool and its workers. */
-import type { ReviewAnswer, ReviewEnvelope, ReviewLimits, ReviewPath } from '../http/review-answer.ts';
+import type { Decided, DecodeLimits, ReviewEnvelope, ReviewPath } from '../review/codec.ts';
 
 /** What every worker is started with. */
 export interface ReviewWorkerData {
   baseDomain: string;
-  limits: ReviewLimits;
+  limits: DecodeLimits;
 }
 
-/** A review to answer; `body` is transferred, not copied. */
+/** A review to decide; `body` is transferred, not copied. */
 export interface ToWorker {
   id: number;
   path: ReviewPath;
@@ -18,6 +18,7 @@ export interface ToWorker {
 export type FromWorker =
   /** Loaded and compiled: it takes reviews now; its heap may grow to `heapLimitMb`. */
   | { type: 'ready'; heapLimitMb: number }
-  /** The review's envelope parsed: from now on a stopped review is answered as a denial. */
+  /** The review's envelope decoded: from now on a stopped review is answered as a denial. */
   | { type: 'parsed'; id: number; envelope: ReviewEnvelope }
-  | { type: 'answer'; id: number; answer: ReviewAnswer };
+  /** The decision, before the cross-object steps (they run in the main thread, where the indexes are). */
+  | { type: 'decided'; id: number; decided: Decided };

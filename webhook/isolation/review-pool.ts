@@ -1,10 +1,11 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { type ReviewAnswer, type ReviewEnvelope, type ReviewTask, stoppedAnswer } from '../http/review-answer.ts';
+import { type Decided, type ReviewEnvelope, type ReviewTask, stoppedDecision } from '../review/codec.ts';
+import type { ReviewIsolation } from '../review/pipeline.ts';
 import type { FromWorker, ReviewWorkerData, ToWorker } from './protocol.ts';
 
 /** How the pool isolates reviews; the shipped values are REVIEW_ISOLATION in webhook/server-settings.ts. */
-export interface ReviewIsolationSettings {
+export interface ReviewPoolSettings {
   /** Worker threads answering reviews, one review each at a time. */
   workers: number;
   /** A review running longer is stopped: its worker is replaced and the review denied. */
@@ -18,7 +19,7 @@ export interface ReviewIsolationSettings {
 
 export type ReplacedReason = 'deadline' | 'memory' | 'exit';
 
-export interface ReviewPoolOptions extends ReviewIsolationSettings {
+export interface ReviewPoolOptions extends ReviewPoolSettings {
   workerData: ReviewWorkerData;
   logger: Logger;
   /** Told whenever a worker is replaced, and of the queue's length as it changes. */
@@ -30,7 +31,7 @@ export interface ReviewPoolOptions extends ReviewIsolationSettings {
 interface Job {
   id: number;
   task: ReviewTask;
-  resolve: (answer: ReviewAnswer) => void;
+  resolve: (answer: Decided) => void;
   envelope?: ReviewEnvelope;
   timer?: NodeJS.Timeout;
 }
@@ -67,7 +68,7 @@ function defaultScript(): URL {
  * (denied, saying why), never the process or the other reviews. The workers run on every core the
  * main thread leaves, which TLS and HTTP keep busy.
  */
-export class ReviewPool {
+export class ReviewPool implements ReviewIsolation {
   private readonly options: ReviewPoolOptions;
   private readonly script: URL;
   private readonly slots: Slot[] = [];
@@ -97,7 +98,7 @@ export class ReviewPool {
     return this.slots.filter((slot) => slot.state === 'idle' || slot.state === 'busy').length;
   }
 
-  evaluate(task: ReviewTask): Promise<ReviewAnswer> {
+  evaluate(task: ReviewTask): Promise<Decided> {
     if (this.closed) return Promise.resolve({ kind: 'failed', code: 503, message: 'the webhook is shutting down' });
     return new Promise((resolve) => {
       const job: Job = { id: this.nextId++, task, resolve };
@@ -114,7 +115,7 @@ export class ReviewPool {
     for (const job of this.queue.splice(0))
       this.finish(job, { kind: 'failed', code: 503, message: 'the webhook is shutting down' });
     const exits = this.slots.map((slot) => {
-      if (slot.job) this.finish(slot.job, stoppedAnswer(slot.job.envelope, 503, 'the webhook is shutting down'));
+      if (slot.job) this.finish(slot.job, stoppedDecision(slot.job.envelope, 503, 'the webhook is shutting down'));
       slot.state = 'stopping';
       return slot.worker.terminate();
     });
@@ -154,7 +155,7 @@ export class ReviewPool {
     }
     slot.job = undefined;
     slot.state = 'idle';
-    this.finish(job, message.answer);
+    this.finish(job, message.decided);
     this.dispatch();
   }
 
@@ -190,7 +191,7 @@ export class ReviewPool {
     }
   }
 
-  private finish(job: Job, answer: ReviewAnswer): void {
+  private finish(job: Job, answer: Decided): void {
     clearTimeout(job.timer);
     job.resolve(answer);
   }
@@ -217,7 +218,7 @@ export class ReviewPool {
     this.replace(slot, 'deadline');
     this.finish(
       job,
-      stoppedAnswer(
+      stoppedDecision(
         job.envelope,
         504,
         `the webhook stopped reviewing this object after ${deadlineMs} ms, its limit for one review; an object that takes longer cannot be admitted`,
@@ -248,12 +249,12 @@ export class ReviewPool {
       this.finish(
         job,
         outOfMemory
-          ? stoppedAnswer(
+          ? stoppedDecision(
               job.envelope,
               413,
               `the webhook ran out of memory reviewing this object (one review may use ${maxOldGenerationSizeMb} MiB); an object that needs more cannot be admitted`,
             )
-          : stoppedAnswer(job.envelope, 500, 'internal error: the review worker stopped; see the webhook log'),
+          : stoppedDecision(job.envelope, 500, 'internal error: the review worker stopped; see the webhook log'),
       );
     }
     this.replace(slot, outOfMemory ? 'memory' : 'exit', neverReady ? this.nextRestartDelay() : 0);

@@ -1,29 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { boundMessage, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
-import type { HostnameIndex } from '../admission/hostname-index.ts';
 import { reasonForCode } from '../admission/responses.ts';
 import { type AdmissionRequest, type AdmissionResponse, ReviewError } from '../admission/review.ts';
-import { type ShardAssigner, withShardLabel } from '../admission/shard-label.ts';
-import { hostnameConflict } from '../admission/validate.ts';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH } from './json-body.ts';
+import { DEFAULT_MAX_DEPTH, type ReviewAnswer, type ReviewPath, refusalOf } from '../review/codec.ts';
+import { createReviewPipeline, type ReviewPipeline } from '../review/pipeline.ts';
 import type { ReviewRecorder, WebhookMetrics } from './metrics.ts';
-import {
-  admissionAnswer,
-  answerReview,
-  REVIEW_PATHS,
-  type ReviewAnswer,
-  type ReviewLimits,
-  type ReviewPath,
-  type ReviewTask,
-} from './review-answer.ts';
 
-export { REVIEW_PATHS, type ReviewPath };
+/** controller-runtime's limit (pkg/webhook/admission/http.go, maxRequestSize): 7 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 7 * 1024 * 1024;
 
 export type AdmissionHandler = (request: AdmissionRequest) => AdmissionResponse;
-
-/** Answers a review body: in this thread, or in the server's review workers. */
-export type ReviewEvaluator = (task: ReviewTask) => ReviewAnswer | Promise<ReviewAnswer>;
 
 interface ReviewEndpointSettings {
   metrics: WebhookMetrics;
@@ -31,38 +18,29 @@ interface ReviewEndpointSettings {
   maxBodyBytes?: number;
   /** Request-body bytes held by all requests together; past it a request is refused with 429. */
   maxInFlightBytes?: number;
-  maxDepth?: number;
 }
 
 /** The admission decisions as plain functions, run in this thread (a user's supertest suite). */
 export interface InThreadReviewOptions extends ReviewEndpointSettings {
   mutate: AdmissionHandler;
   validate: AdmissionHandler;
+  maxDepth?: number;
 }
 
-/**
- * Reviews answered by `evaluate` (the server's worker pool); the claims of the answers are judged
- * here against `hostnames`, the index of this thread (none: the unique-hostname rule is off).
- */
-export interface EvaluatedReviewOptions extends ReviewEndpointSettings {
-  evaluate: ReviewEvaluator;
-  hostnames?: HostnameIndex;
-  /** The sharded controllers' ring: a mutated StaticSite without a shard label gets one (none: off). */
-  shards?: ShardAssigner;
+/** Reviews answered by the server's pipeline (review/pipeline.ts): isolation and cross-object steps included. */
+export interface PipelineReviewOptions extends ReviewEndpointSettings {
+  pipeline: ReviewPipeline;
 }
 
-export type ReviewEndpointOptions = InThreadReviewOptions | EvaluatedReviewOptions;
+export type ReviewEndpointOptions = InThreadReviewOptions | PipelineReviewOptions;
 
-/** The in-thread evaluator for handlers passed in: the validator's own answer, no claim to judge. */
-export function inThreadEvaluator(
-  handlers: Pick<InThreadReviewOptions, 'mutate' | 'validate'>,
-  limits: ReviewLimits,
-): ReviewEvaluator {
-  const core = {
-    mutate: handlers.mutate,
-    validate: (request: AdmissionRequest) => ({ response: handlers.validate(request) }),
-  };
-  return (task) => answerReview(core, task, limits);
+/** The pipeline for handlers passed in: decided in this thread, no cross-object step. */
+function inThreadPipeline(options: InThreadReviewOptions): ReviewPipeline {
+  const { mutate, validate } = options;
+  return createReviewPipeline({
+    decisions: { mutate, validate: (request) => ({ response: validate(request) }) },
+    limits: { maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH },
+  });
 }
 
 /** One request to a review path, and the recorder of its metrics. */
@@ -221,35 +199,9 @@ function sendAndClose(req: IncomingMessage, res: ServerResponse, status: number,
  */
 export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndpoint {
   const { metrics, logger } = options;
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const budget = new ByteBudget(options.maxInFlightBytes ?? 2 * maxBodyBytes);
-  const evaluate = 'evaluate' in options ? options.evaluate : inThreadEvaluator(options, { maxDepth });
-  const hostnames = 'evaluate' in options ? options.hostnames : undefined;
-  const shards = 'evaluate' in options ? options.shards : undefined;
-
-  /** The shard label on a mutated site that has none, when a shard is live. */
-  const sharded = (answer: ReviewAnswer): ReviewAnswer => {
-    if (answer.kind !== 'review' || answer.shard === undefined || shards === undefined) return answer;
-    const { apiVersion, response, ...request } = answer.shard;
-    const shard = shards.shardFor(request.key);
-    if (shard === undefined) return answer;
-    return admissionAnswer(
-      apiVersion,
-      { uid: response.uid, operation: answer.operation },
-      withShardLabel(response, request, shard),
-    );
-  };
-
-  /** The unique-hostname rule on an answer that claims a hostname: the same review, denied if it is taken. */
-  const judged = (answer: ReviewAnswer): ReviewAnswer => {
-    if (answer.kind !== 'review' || answer.claim === undefined || hostnames === undefined) return answer;
-    const { apiVersion, response } = answer.claim;
-    const conflict = hostnameConflict(answer.claim, hostnames, response);
-    return conflict
-      ? admissionAnswer(apiVersion, { uid: response.uid, operation: answer.operation }, conflict)
-      : answer;
-  };
+  const pipeline = 'pipeline' in options ? options.pipeline : inThreadPipeline(options);
 
   /** A request refused with a Status (4xx, or 500 after a panic). */
   const fail = (request: ReviewCall, code: number, message: string) => {
@@ -268,20 +220,12 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
       logger.error({ path, err: { message: answer.message, stack: answer.stack } }, 'handler failed');
       return fail(request, 500, 'internal error while handling the review; see the webhook log');
     }
-    const reviewed = sharded(judged(answer));
-    if (reviewed.kind !== 'review') return;
-    const { uid, operation, outcome } = reviewed;
-    if (reviewed.log) logger.info({ uid, path, operation, code: reviewed.log.code }, reviewed.log.message);
+    const { uid, operation, outcome } = answer;
+    if (answer.log) logger.info({ uid, path, operation, code: answer.log.code }, answer.log.message);
     else if (logger.isLevelEnabled('debug')) logger.debug({ uid, path, operation, outcome }, 'admitted');
-    sendText(res, 200, reviewed.text);
+    sendText(res, 200, answer.text);
     request.record({ code: 200, operation, outcome });
   };
-
-  const panic = (error: unknown): ReviewAnswer => ({
-    kind: 'panic',
-    message: boundMessage(String(error), LOG_MESSAGE_LIMIT),
-    stack: '',
-  });
 
   return (path, req, res) => {
     const request: ReviewCall = { path, req, res, record: metrics.startReview(path) };
@@ -290,17 +234,16 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     res.once('close', () => budget.give(hold.bytes));
     readBody(req, maxBodyBytes, budget, hold, (body) => {
       if (body instanceof ReviewError) return fail(request, body.code, body.message);
-      const task: ReviewTask = { path, contentType: req.headers['content-type'], body };
       let answered: ReviewAnswer | Promise<ReviewAnswer>;
       try {
-        answered = evaluate(task);
+        answered = pipeline({ path, contentType: req.headers['content-type'], body });
       } catch (error) {
-        answered = panic(error);
+        answered = refusalOf(error);
       }
       if (answered instanceof Promise) {
         answered.then(
           (answer) => send(request, answer),
-          (error) => send(request, panic(error)),
+          (error) => send(request, refusalOf(error)),
         );
       } else send(request, answered);
     });
