@@ -13,7 +13,9 @@ export type { ChildKind } from './reconcile/children.ts';
  *   (ControllerManager), named after its plural (`/readyz` check `informer-<plural>`);
  * - the event handler that queues the owning site of a changed child (EventHandlers, through `owner`);
  * - ensure-with-mutate, in this order, on every reconcile (SiteReconciler, through `mutate` and `differs`);
- * - the RBAC the controller needs and asks for at start-up (controller/rbac.ts, startup-checks.ts).
+ * - the RBAC the controller needs and asks for at start-up (controller/rbac.ts, startup-checks.ts);
+ * - its say in the site's Ready, `status.url` and external record (SiteReconciler, through `readiness`).
+ * An `unserved` entry (its API is not served) gets only the last.
  * Adding a child kind is one entry here plus its builder (reconcile/children.ts).
  */
 export type ChildRegistry = readonly ChildKind[];
@@ -22,8 +24,8 @@ export const CHILDREN: ChildRegistry = [configMapChild, deploymentChild, service
 
 /**
  * The registry a controller runs with: CHILDREN, plus an HTTPRoute to `gateway` when `--gateway` is set
- * and the cluster serves the Gateway API, or an Ingress of `ingressClass` with `--ingress-class`
- * (docs/exposing-sites.md).
+ * (an `unserved` entry, which only says every site's Ready, when the cluster has no Gateway API), or an
+ * Ingress of `ingressClass` with `--ingress-class` (docs/exposing-sites.md).
  */
 export function childRegistry(
   gateway: { ref: GatewayRef; served: boolean } | undefined,
@@ -32,7 +34,13 @@ export function childRegistry(
 ): ChildRegistry {
   if (gateway?.served) return [...CHILDREN, httpRouteChild(gateway.ref, baseDomain) as ChildKind];
   if (ingressClass) return [...CHILDREN, ingressChild(ingressClass, baseDomain) as ChildKind];
+  if (gateway) return [...CHILDREN, httpRouteChild(gateway.ref, baseDomain, false) as ChildKind];
   return CHILDREN;
+}
+
+/** The entries whose API the cluster serves: those watched, ensured and granted. */
+export function servedKinds(children: ChildRegistry): ChildRegistry {
+  return children.filter((kind) => !kind.unserved);
 }
 
 /** What the controller does to every child kind: list and watch it, create and update it, get it on a 409. */

@@ -11,7 +11,7 @@ import { GATEWAYS, LEASES, type ResourceType } from '../kube/resources.ts';
 import { type Check, PING } from '../observability/probes-server.ts';
 import type { LogContext } from '../observability/process-logger.ts';
 import { ShardMembership } from '../sharding/shard-membership.ts';
-import { CHILDREN, type ChildKind, type ChildRegistry } from './child-registry.ts';
+import { CHILDREN, type ChildKind, type ChildRegistry, servedKinds } from './child-registry.ts';
 import { CLAIM_SELECTOR, HostnameClaims } from './claims/hostname-claims.ts';
 import { Controller } from './controller.ts';
 import { EventHandlers } from './event-handlers.ts';
@@ -23,7 +23,8 @@ import { OwnWrites } from './own-writes.ts';
 import type { RateLimiter } from './queue/rate-limiter.ts';
 import type { WorkQueue } from './queue/work-queue.ts';
 import { MANAGED_SELECTOR } from './reconcile/children.ts';
-import { type ReconcilerConfig, SiteReconciler } from './reconcile/reconciler.ts';
+import { type CachedChild, type ReconcilerConfig, SiteReconciler } from './reconcile/reconciler.ts';
+import type { GatewayRef } from './reconcile/route.ts';
 import type { RecordStore } from './records/record-store.ts';
 import { Sharder } from './sharding/sharder.ts';
 
@@ -48,6 +49,18 @@ export interface ShardingConfig {
 export interface ManagerConfig extends ReconcilerConfig {
   /** Empty: all namespaces. */
   namespace: string;
+  /**
+   * `--gateway`: each site has an HTTPRoute to this Gateway (a child kind of the registry, whose
+   * readiness hook waits for the Gateway to accept it), and the manager watches the Gateway for the
+   * addresses the records point at. `served` false: the cluster has no HTTPRoute API (the registry's
+   * HTTPRoute entry is unserved, and every site's Ready says so).
+   */
+  gateway?: { ref: GatewayRef; served: boolean };
+  /**
+   * `--ingress-class`: each site has an Ingress of this class (a child kind of the registry, whose
+   * readiness hook waits for its ingress controller to report an address).
+   */
+  ingressClass?: string;
   /** Where the hostname claims (Leases) live: the controller's own namespace. */
   claimsNamespace: string;
   workers: number;
@@ -141,7 +154,8 @@ export class ControllerManager {
     // A shard watches only its own sites and their children.
     const ownShard = sharding && `${SHARD_LABEL}=${sharding.shard}`;
     this.sites = this.informer<StaticSiteV1>({ type: STATICSITES, labelSelector: ownShard });
-    this.children = this.childInformers(deps.children ?? CHILDREN, ownShard);
+    const registry = deps.children ?? CHILDREN;
+    this.children = this.childInformers(servedKinds(registry), ownShard);
     this.claims = this.informer<Lease>({
       type: LEASES,
       labelSelector: CLAIM_SELECTOR,
@@ -163,7 +177,7 @@ export class ControllerManager {
     const reconciler = new SiteReconciler({
       api,
       sites: this.sites,
-      children: this.children.map(({ kind, informer }) => ({ kind, cache: informer })),
+      children: this.cachedChildren(registry),
       records: deps.records,
       claims: new HostnameClaims({ api, namespace: config.claimsNamespace, cache: this.claims }),
       gateways: this.gateway,
@@ -231,6 +245,12 @@ export class ControllerManager {
         labelSelector: ownShard ? `${MANAGED_SELECTOR},${ownShard}` : MANAGED_SELECTOR,
       }),
     }));
+  }
+
+  /** Every kind of the registry, in its order, with its informer; an unserved kind, with none, reads nothing. */
+  private cachedChildren(registry: ChildRegistry): CachedChild[] {
+    const informers = new Map(this.children.map(({ kind, informer }) => [kind, informer]));
+    return registry.map((kind) => ({ kind, cache: informers.get(kind) ?? { get: () => undefined } }));
   }
 
   /** --sharded: this replica's shard Lease, and the sharder it runs while it leads. */

@@ -1,6 +1,6 @@
 import { STATICSITES } from '../api/index.ts';
 import { EVENTS, GATEWAYS, type ResourceType } from '../kube/resources.ts';
-import { CHILD_VERBS, CHILDREN, type ChildRegistry } from './child-registry.ts';
+import { CHILD_VERBS, CHILDREN, type ChildRegistry, servedKinds } from './child-registry.ts';
 
 export type { ChildRegistry } from './child-registry.ts';
 
@@ -25,7 +25,8 @@ export interface PolicyRule {
 
 /**
  * What the controller does where its sites are (`namespace`, '' for all): read and update the sites,
- * their status and (for blockOwnerDeletion) their finalizers; every child kind of the registry; Events.
+ * their status and (for blockOwnerDeletion) their finalizers; every child kind of the registry (whose API
+ * the cluster serves); Events.
  */
 export function watchedNamespacePermissions(namespace: string, children: ChildRegistry = CHILDREN): Permission[] {
   const site = (verb: string, subresource?: string): Permission => ({
@@ -38,7 +39,7 @@ export function watchedNamespacePermissions(namespace: string, children: ChildRe
     ...['get', 'list', 'watch', 'update'].map((verb) => site(verb)),
     site('update', 'status'),
     site('update', 'finalizers'),
-    ...children.flatMap((kind) => CHILD_VERBS.map((verb) => ({ verb, type: kind.type, namespace }))),
+    ...servedKinds(children).flatMap((kind) => CHILD_VERBS.map((verb) => ({ verb, type: kind.type, namespace }))),
     ...['create', 'patch'].map((verb) => ({ verb, type: EVENTS, namespace })),
   ];
 }
@@ -81,7 +82,7 @@ export function childRules(children: ChildRegistry): PolicyRule[] {
 }
 
 function childPermissions(children: ChildRegistry): Permission[] {
-  return children.flatMap((kind) => CHILD_VERBS.map((verb) => ({ verb, type: kind.type, namespace: '' })));
+  return servedKinds(children).flatMap((kind) => CHILD_VERBS.map((verb) => ({ verb, type: kind.type, namespace: '' })));
 }
 
 /** With --gateway: reading the Gateway (in `namespace`) whose addresses the records point at. */

@@ -7,9 +7,11 @@ import {
   SHARD_LABEL,
   type StaticSiteV1,
 } from '../../api/index.ts';
-import type { ConfigMap, Container, Deployment, KubeObject, Service } from '../../kube/objects.ts';
+import type { ConfigMap, Container, Deployment, Gateway, KubeObject, Service } from '../../kube/objects.ts';
 import { CONFIGMAPS, DEPLOYMENTS, type ResourceType, SERVICES } from '../../kube/resources.ts';
+import type { ServedVia } from '../records/record-store.ts';
 import { setControllerReference } from './ownership.ts';
+import { deploymentReadiness, type Readiness } from './status.ts';
 
 /** The labels every child carries (besides managed-by): the app, and the site it serves as the instance. */
 export const NAME_LABEL = 'app.kubernetes.io/name';
@@ -50,9 +52,61 @@ export interface ChildOptions {
 }
 
 /**
+ * What a child kind's readiness hook says of its site (ChildKind.readiness). The reconciler asks every
+ * kind of the registry, in its order, and Ready shows the first of: a problem of a step of the pass
+ * (a conflicting child, a claim, the record); a child not ready that is `unreachable`; any other child
+ * not ready; else Ready=True with the reason and message of the first ready child that gives them.
+ */
+export type ChildReadiness =
+  | {
+      ready: true;
+      /** Ready=True's reason and message, when this child has the say (the Deployment: `Available`). */
+      reason?: string;
+      message?: string;
+      /** What serves the site by its hostname, with its addresses: the external record points there. */
+      via?: ServedVia;
+      /** `status.readyReplicas` (the first child to give it; 0 when none does). */
+      readyReplicas?: number;
+    }
+  | {
+      ready: false;
+      /** Ready=False's reason and message (and Progressing's or Degraded's). */
+      reason: string;
+      message: string;
+      /** Under way (Progressing=True), rather than stopped by something (Degraded=True). */
+      progressing?: boolean;
+      /**
+       * The site's hostname does not reach it through this child yet (a route no Gateway accepted, an
+       * Ingress without an address): status shows no URL, no external record is published, and this
+       * reason goes before those of children that are not ready for other reasons (a rollout).
+       */
+      unreachable?: boolean;
+      readyReplicas?: number;
+    };
+
+/** What a readiness hook may read besides its child and site. */
+export interface ReadinessContext {
+  /** With --gateway and the Gateway API served: the Gateway's informer cache (its addresses). */
+  gateways?: { get(key: string): Gateway | undefined };
+}
+
+/** A Readiness that is not True (a sentence of deploymentReadiness, routeReadiness, ...) as a hook's answer. */
+export function notReady(readiness: Readiness, options: { unreachable?: boolean } = {}): ChildReadiness {
+  const { reason, message, progressing } = readiness;
+  return {
+    ready: false,
+    reason,
+    message,
+    ...(progressing && { progressing }),
+    ...(options.unreachable && { unreachable: true }),
+  };
+}
+
+/**
  * A kind of child, one entry of the child registry (controller/child-registry.ts): where it lives,
- * how to set our fields on a live (or empty) object, and optionally how to judge drift and which site
- * an event on it concerns. The informer, the event handler, ensure and the RBAC rule all come from it.
+ * how to set our fields on a live (or empty) object, and optionally how to judge drift, which site
+ * an event on it concerns and whether it keeps the site from Ready. The informer, the event handler,
+ * ensure, the RBAC rule and the child's part in Ready, `status.url` and the record all come from it.
  */
 export interface ChildKind<T extends KubeObject = KubeObject> {
   type: ResourceType;
@@ -65,6 +119,18 @@ export interface ChildKind<T extends KubeObject = KubeObject> {
   differs?(desired: T, live: T): boolean;
   /** The key of the site an event on this child queues. Default: the controller ownerReference, else the instance label. */
   owner?(object: T): string | undefined;
+  /**
+   * Readiness: what this child says of its site's Ready, asked on every pass once the children are
+   * ensured, with the child as written or found (undefined when there is none: not created yet,
+   * another controller's, or a failed write). Default: nothing, the child never holds Ready back.
+   */
+  readiness?(child: T | undefined, site: StaticSiteV1, context: ReadinessContext): ChildReadiness;
+  /**
+   * True when the cluster does not serve this kind's API (found at start-up: `--gateway` without the
+   * Gateway API). Such an entry gets no informer, no ensure and no RBAC; only its readiness hook is
+   * asked, with no child, so every site says why. Default: false.
+   */
+  unserved?: boolean;
 }
 
 export function selectorLabels(site: StaticSiteV1): Record<string, string> {
@@ -168,6 +234,17 @@ export const deploymentChild: ChildKind<Deployment> = {
     const volume = findOrAdd(podSpec.volumes, POD.volume, () => ({ name: POD.volume }));
     volume.configMap ??= {};
     volume.configMap.name = childName(site);
+  },
+  // Ready follows the rollout as `kubectl rollout status` reads it; status.readyReplicas is the Deployment's.
+  readiness(deployment) {
+    if (!deployment) {
+      const message = 'Waiting for the deployment to be created...';
+      return { ready: false, reason: 'RollingOut', message, progressing: true, readyReplicas: 0 };
+    }
+    const rollout = deploymentReadiness(deployment);
+    const readyReplicas = deployment.status?.readyReplicas ?? 0;
+    if (rollout.status !== 'True') return { ...notReady(rollout), readyReplicas };
+    return { ready: true, reason: rollout.reason, message: rollout.message, readyReplicas };
   },
 };
 

@@ -2,16 +2,7 @@ import { DRAIN_LABEL, FINALIZER, SHARD_LABEL, STATICSITES, type StaticSiteV1, si
 import { type Clock, formatTime } from '../../clock/clock.ts';
 import type { KubeApi } from '../../kube/api-client.ts';
 import { ApiError, errorMessage, isConflict, isNotFound } from '../../kube/api-error.ts';
-import {
-  type Deployment,
-  type Gateway,
-  type HTTPRoute,
-  type Ingress,
-  type KubeObject,
-  objectKey,
-  splitKey,
-} from '../../kube/objects.ts';
-import { DEPLOYMENTS, HTTPROUTES, INGRESSES } from '../../kube/resources.ts';
+import { type Gateway, type KubeObject, objectKey, splitKey } from '../../kube/objects.ts';
 import type { ClaimVerdict, HostnameClaims } from '../claims/hostname-claims.ts';
 import type { EventRecorder, EventType } from '../observability/events.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -26,9 +17,8 @@ import {
 import { isDraining, shardOf } from '../sharding/shard-moves.ts';
 import { type ChildKind, type ChildOptions, childName } from './children.ts';
 import { type ChildLookup, type EnsureResult, ensureChild } from './ensure.ts';
-import { ingressAddresses, ingressReadiness } from './ingress.ts';
-import { describeGateway, type GatewayRef, gatewayAddresses, routeReadiness } from './route.ts';
-import { desiredStatus, type Readiness, statusUnchanged } from './status.ts';
+import { type ChildrenReadiness, childrenReadiness } from './readiness.ts';
+import { desiredStatus, type Readiness, type StepReason, statusUnchanged } from './status.ts';
 
 /** What a reconcile asks of the queue when it did not fail. */
 export interface ReconcileResult {
@@ -51,17 +41,6 @@ export interface ReconcilerConfig extends ChildOptions {
    */
   excludedNamespaces?: readonly string[];
   /**
-   * `--gateway`: each site has an HTTPRoute to this Gateway (a child kind of the registry when the
-   * cluster serves the Gateway API), and is Ready, with a URL in status, only once the Gateway accepted
-   * it. `served` false: the cluster has no HTTPRoute API, which every site's Ready says.
-   */
-  gateway?: { ref: GatewayRef; served: boolean };
-  /**
-   * `--ingress-class`: each site has an Ingress of this class (a child kind of the registry), and is
-   * Ready, with a URL in status, only once its ingress controller reports an address for it.
-   */
-  ingressClass?: string;
-  /**
    * `--sharded`: this replica's shard. Only sites labelled with it are reconciled; one the sharder
    * drained is handed over (its shard labels removed) and left alone from then on.
    */
@@ -82,12 +61,15 @@ export interface ReconcilerDeps {
    * GETs its site.
    */
   sites?: ChildLookup<StaticSiteV1>;
-  /** The child kinds to ensure, in the registry's order, each with its informer cache. */
+  /**
+   * The child kinds, in the registry's order, each with its informer cache: each is ensured (unless
+   * unserved), and its readiness hook decides with the others the site's Ready, URL and record.
+   */
   children: readonly CachedChild[];
   records: RecordStore;
   /** Hostname claims: a site publishes a record only for a hostname it holds. */
   claims: HostnameClaims;
-  /** With --gateway: the Gateway's informer, whose status.addresses the records point at. */
+  /** With --gateway: the Gateway's informer, for the readiness hooks (ReadinessContext). */
   gateways?: ChildLookup<Gateway>;
   events: EventRecorder;
   clock: Clock;
@@ -144,14 +126,14 @@ const KIND_SITE = 'StaticSite';
 
 const stepOutcome = (): StepOutcome => ({ problems: [], events: [], failures: [] });
 const normal = (reason: string, message: string): SiteEvent => ({ type: 'Normal', reason, message });
-const problem = (reason: Readiness['reason'], message: string): Readiness => ({ status: 'False', reason, message });
+const problem = (reason: StepReason, message: string): Readiness => ({ status: 'False', reason, message });
 
 /** An API error in the server's own words, else the error's message. */
 function serverWords(error: unknown): string {
   return error instanceof ApiError ? error.serverMessage : errorMessage(error);
 }
 
-/** The site's external record; served `via` a Gateway or an Ingress, pointing at its addresses. */
+/** The site's external record; served `via` what a child's readiness hook named, pointing at its addresses. */
 export function externalRecordFor(site: StaticSiteV1, baseDomain: string, via?: ServedVia): ExternalRecord {
   const { name, namespace } = site.metadata;
   const record: ExternalRecord = {
@@ -343,20 +325,20 @@ export class SiteReconciler {
     const children = await this.ensureChildren(site, signal);
     this.emit(site, children);
     const outcomes: StepOutcome[] = [children];
-    const exposure = this.exposureProblem(children.objects);
+    const ready = this.childrenReadiness(site, children.objects);
     if (!children.failed) {
-      const record = externalRecordFor(site, this.deps.config.baseDomain, this.servedVia(site, children.objects));
+      const record = externalRecordFor(site, this.deps.config.baseDomain, ready.via);
       // The hostname first: a record is published, or kept, only for a hostname this site holds.
       const claim = await this.claimHostname(key, site, record.hostname, signal);
       this.emit(site, claim);
-      // Behind a Gateway or an Ingress the name points there: only once it serves the site.
-      const blocked = children.problems.length > 0 || claim.problems.length > 0 || exposure !== undefined;
+      // Only once the name reaches the site: a child's readiness hook may say it does not yet.
+      const blocked = children.problems.length > 0 || claim.problems.length > 0 || !ready.reachable;
       const published = await this.convergeRecord({ key, site, record, verdict: claim.verdict, blocked }, signal);
       this.emit(site, published);
       outcomes.push(claim, published);
     }
     const problems = outcomes.flatMap((o) => o.problems);
-    await this.writePassStatus(site, { children, problems, exposure }, signal);
+    await this.writePassStatus(site, { children, problems, ready }, signal);
     if (children.failed) throw children.failed.error;
     // A lost hostname is no failure of ours: the site waits, without backoff, for the holder to let
     // go; the claim's deletion re-queues it (event handlers), the resync is the safety net.
@@ -369,21 +351,10 @@ export class SiteReconciler {
     return {};
   }
 
-  /**
-   * What serves the site by its hostname: with --ingress-class its Ingress, with --gateway (and the
-   * Gateway API served) the Gateway, each with the addresses it reports; otherwise nothing but the Service.
-   */
-  private servedVia(site: StaticSiteV1, children: Map<string, KubeObject>): ServedVia | undefined {
-    const { config, gateways } = this.deps;
-    if (config.ingressClass) {
-      const ingress = children.get(INGRESSES.kind) as Ingress | undefined;
-      const name = `${site.metadata.namespace}/${childName(site)}`;
-      return { kind: 'Ingress', name, addresses: ingressAddresses(ingress) };
-    }
-    const gateway = config.gateway?.served ? config.gateway.ref : undefined;
-    if (!gateway) return undefined;
-    const name = `${gateway.namespace}/${gateway.name}`;
-    return { kind: 'Gateway', name, addresses: gatewayAddresses(gateways?.get(name)) };
+  /** What the children's readiness hooks say of the site, each kind of the registry asked in its order. */
+  private childrenReadiness(site: StaticSiteV1, objects: ReadonlyMap<string, KubeObject>): ChildrenReadiness {
+    const kinds = this.deps.children.map(({ kind }) => kind);
+    return childrenReadiness(kinds, objects, site, { gateways: this.deps.gateways });
   }
 
   private emit(site: StaticSiteV1, outcome: StepOutcome): void {
@@ -399,6 +370,7 @@ export class SiteReconciler {
     const outcome: ChildrenOutcome = { ...stepOutcome(), objects: new Map(), terminating: false };
     const name = childName(site);
     for (const { kind, cache } of this.deps.children) {
+      if (kind.unserved) continue;
       const label = `${kind.type.kind} "${name}"`;
       let result: EnsureResult<KubeObject>;
       try {
@@ -533,57 +505,33 @@ export class SiteReconciler {
   }
 
   /**
-   * Step 4, the status, once per pass: Ready from the first problem found, or from the Deployment.
-   * After a failed child write it shows that failure (ChildFailed), and the pass fails with the
-   * child's error whatever this write does; after a routine 409 Conflict it is left alone.
+   * Step 4, the status, once per pass: Ready from the first problem found, else from the children's
+   * readiness hooks; the URL unless a child says the hostname does not reach the site. After a failed
+   * child write it shows that failure (ChildFailed), and the pass fails with the child's error
+   * whatever this write does; after a routine 409 Conflict it is left alone.
    */
   private async writePassStatus(
     site: StaticSiteV1,
-    pass: { children: ChildrenOutcome; problems: Readiness[]; exposure: Readiness | undefined },
+    pass: { children: ChildrenOutcome; problems: Readiness[]; ready: ChildrenReadiness },
     signal?: AbortSignal,
   ): Promise<void> {
-    const { failed, objects } = pass.children;
+    const { failed } = pass.children;
     if (failed && !failed.problem) return;
-    const deployment = objects.get(DEPLOYMENTS.kind) as Deployment | undefined;
-    const { exposure } = pass;
-    const problem = failed ? failed.problem : (pass.problems[0] ?? exposure);
-    const written = this.writeStatus(site, { deployment, problem, reachable: exposure === undefined }, signal);
+    const problem = failed ? failed.problem : pass.problems[0];
+    const written = this.writeStatus(site, { ready: pass.ready, problem }, signal);
     await (failed ? written.catch(() => {}) : written);
-  }
-
-  /** Why the site cannot be reached by its hostname yet, through its route or its Ingress; undefined when it can. */
-  private exposureProblem(children: Map<string, KubeObject>): Readiness | undefined {
-    const { ingressClass } = this.deps.config;
-    if (ingressClass) return ingressReadiness(children.get(INGRESSES.kind) as Ingress | undefined, ingressClass);
-    return this.routeProblem(children.get(HTTPROUTES.kind) as HTTPRoute | undefined);
-  }
-
-  /**
-   * With --gateway, why the site cannot be reached by its hostname yet: no Gateway API, no route (a
-   * conflict, reported on its own), or the Gateway's verdict on it. Undefined when it can, or without --gateway.
-   */
-  private routeProblem(route: HTTPRoute | undefined): Readiness | undefined {
-    const gateway = this.deps.config.gateway;
-    if (!gateway) return undefined;
-    if (!gateway.served) {
-      return problem(
-        'GatewayAPIMissing',
-        `the cluster serves no Gateway API HTTPRoute (${HTTPROUTES.group}/${HTTPROUTES.version}): no route to ${describeGateway(gateway.ref)}; install the Gateway API CRDs and restart the controller`,
-      );
-    }
-    if (!route) return problem('RoutePending', `Waiting for HTTPRoute to be created...`);
-    return routeReadiness(route, gateway.ref);
   }
 
   /** Writes the status through /status, only when it differs from the live one. */
   private async writeStatus(
     site: StaticSiteV1,
-    ready: { deployment: Deployment | undefined; problem: Readiness | undefined; reachable: boolean },
+    pass: { ready: ChildrenReadiness; problem: Readiness | undefined },
     signal?: AbortSignal,
   ): Promise<void> {
     const now = formatTime(this.deps.clock.now());
+    const { ready, problem } = pass;
     const url = ready.reachable ? `http://${siteHostname(site, this.deps.config.baseDomain)}/` : undefined;
-    const status = desiredStatus({ site, deployment: ready.deployment, problem: ready.problem, url, now });
+    const status = desiredStatus({ site, children: ready, problem, url, now });
     if (statusUnchanged(site.status, status)) return;
     await this.warnOnFailure(site, { reason: 'StatusUpdateFailed', doing: 'updating status' }, () =>
       this.writeSite(this.deps.api.updateStatus(STATICSITES, { ...site, status }, { signal })),

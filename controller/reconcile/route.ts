@@ -2,7 +2,7 @@ import { type StaticSiteV1, siteHostname } from '../../api/index.ts';
 import type { Gateway, HTTPRoute, ParentReference } from '../../kube/objects.ts';
 import { HTTPROUTES } from '../../kube/resources.ts';
 import type { ServingAddress } from '../records/record-store.ts';
-import { type ChildKind, childName, HTTP_PORT, mutateMetadata } from './children.ts';
+import { type ChildKind, childName, HTTP_PORT, mutateMetadata, notReady } from './children.ts';
 import type { Readiness } from './status.ts';
 
 export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
@@ -41,13 +41,23 @@ function parentRefOf(gateway: GatewayRef): ParentReference {
   };
 }
 
+/** No route (not created yet, another controller's, or its write failed): waiting for it. */
+const ROUTE_NOT_CREATED: Readiness = {
+  status: 'False',
+  reason: 'RoutePending',
+  message: 'Waiting for HTTPRoute to be created...',
+  progressing: true,
+};
+
 /**
  * The HTTPRoute child: the site's hostname, attached to the Gateway, every path to the site's Service.
  * Every field the CRD would default is written as its default, so the stored route equals what this
- * builder makes and a settled site writes nothing.
+ * builder makes and a settled site writes nothing. The site is reachable by its hostname, and the
+ * record points at the Gateway's addresses, once the Gateway accepted the route. `served` false: the
+ * cluster has no HTTPRoute API (found at start-up), so there is no route, and every site says so.
  */
-export function httpRouteChild(gateway: GatewayRef, baseDomain: string): ChildKind<HTTPRoute> {
-  return {
+export function httpRouteChild(gateway: GatewayRef, baseDomain: string, served = true): ChildKind<HTTPRoute> {
+  const kind: ChildKind<HTTPRoute> = {
     type: HTTPROUTES,
     mutate(object, site: StaticSiteV1) {
       mutateMetadata(object, site);
@@ -61,6 +71,23 @@ export function httpRouteChild(gateway: GatewayRef, baseDomain: string): ChildKi
         },
       ];
     },
+    readiness(route, _site, context) {
+      const pending = route ? routeReadiness(route, gateway) : ROUTE_NOT_CREATED;
+      if (pending) return notReady(pending, { unreachable: true });
+      const name = `${gateway.namespace}/${gateway.name}`;
+      return { ready: true, via: { kind: 'Gateway', name, addresses: gatewayAddresses(context.gateways?.get(name)) } };
+    },
+  };
+  if (served) return kind;
+  return { ...kind, unserved: true, readiness: () => notReady(gatewayApiMissing(gateway), { unreachable: true }) };
+}
+
+/** `--gateway` on a cluster that serves no HTTPRoute: why no site is reachable by its hostname, and the fix. */
+export function gatewayApiMissing(gateway: GatewayRef): Readiness {
+  return {
+    status: 'False',
+    reason: 'GatewayAPIMissing',
+    message: `the cluster serves no Gateway API HTTPRoute (${HTTPROUTES.group}/${HTTPROUTES.version}): no route to ${describeGateway(gateway)}; install the Gateway API CRDs and restart the controller`,
   };
 }
 
@@ -78,7 +105,8 @@ function isParent(ref: ParentReference, gateway: GatewayRef, routeNamespace: str
 /**
  * What the Gateway said of the route (its status.parents entry): undefined once it is Accepted and its
  * references resolved for the route's current generation; otherwise why the site is not reachable by
- * its hostname. A condition of an older generation counts as not given yet.
+ * its hostname (in progress while the Gateway has not said). A condition of an older generation counts
+ * as not given yet.
  */
 export function routeReadiness(route: HTTPRoute, gateway: GatewayRef): Readiness | undefined {
   const name = route.metadata.name ?? '';
@@ -92,6 +120,7 @@ export function routeReadiness(route: HTTPRoute, gateway: GatewayRef): Readiness
     status: 'False',
     reason: 'RoutePending',
     message: `Waiting for ${describeGateway(gateway)} to ${what} HTTPRoute "${name}"...`,
+    progressing: true,
   });
   if (!accepted) return waiting('accept');
   if (accepted.status !== 'True') {

@@ -6,33 +6,19 @@ export const READY = 'Ready';
 export const PROGRESSING = 'Progressing';
 export const DEGRADED = 'Degraded';
 
-/** The Ready reasons of a rollout under way: the site is Progressing, not Degraded. */
-const IN_PROGRESS: ReadonlySet<ReadyReason> = new Set(['RollingOut', 'PodsNotReady', 'RoutePending', 'IngressPending']);
+/**
+ * Why a step of the pass keeps a site from Ready. The children's reasons (the Deployment's rollout,
+ * a route, an Ingress) are their readiness hooks' (ChildKind.readiness, reconcile/children.ts).
+ */
+export type StepReason = 'ChildConflict' | 'ChildFailed' | 'RecordFailed' | 'HostnameConflict' | 'ClaimFailed';
 
-/** Why a site is or is not Ready. */
-export type ReadyReason =
-  | 'Available'
-  | 'RollingOut'
-  | 'PodsNotReady'
-  | 'ProgressDeadlineExceeded'
-  | 'ChildConflict'
-  | 'ChildFailed'
-  | 'RecordFailed'
-  | 'HostnameConflict'
-  | 'ClaimFailed'
-  /** The route's Gateway has not accepted it (or resolved its references) yet. */
-  | 'RoutePending'
-  | 'RouteNotAccepted'
-  | 'RouteRefsNotResolved'
-  /** --ingress-class: the ingress controller has not reported an address for the site's Ingress yet. */
-  | 'IngressPending'
-  /** --gateway is set and the cluster serves no Gateway API HTTPRoute. */
-  | 'GatewayAPIMissing';
-
+/** Ready's status, reason and message. */
 export interface Readiness {
   status: ConditionStatus;
-  reason: ReadyReason;
+  reason: string;
   message: string;
+  /** Not Ready because something is under way (Progressing=True), not because something stops it (Degraded=True). */
+  progressing?: boolean;
 }
 
 /** kubectl's deploymentutil.TimedOutReason. */
@@ -48,7 +34,12 @@ export function deploymentReadiness(deployment: Deployment): Readiness {
   const generation = deployment.metadata.generation ?? 0;
   const status = deployment.status ?? {};
   if (generation > (status.observedGeneration ?? 0)) {
-    return { status: 'False', reason: 'RollingOut', message: 'Waiting for deployment spec update to be observed...' };
+    return {
+      status: 'False',
+      reason: 'RollingOut',
+      message: 'Waiting for deployment spec update to be observed...',
+      progressing: true,
+    };
   }
   const progressing = status.conditions?.find((c) => c.type === 'Progressing');
   if (progressing?.reason === TIMED_OUT_REASON) {
@@ -65,6 +56,7 @@ export function deploymentReadiness(deployment: Deployment): Readiness {
       status: 'False',
       reason: 'RollingOut',
       message: `Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...`,
+      progressing: true,
     };
   }
   const total = status.replicas ?? 0;
@@ -73,6 +65,7 @@ export function deploymentReadiness(deployment: Deployment): Readiness {
       status: 'False',
       reason: 'RollingOut',
       message: `Waiting for deployment "${name}" rollout to finish: ${total - updated} old replicas are pending termination...`,
+      progressing: true,
     };
   }
   const available = status.availableReplicas ?? 0;
@@ -81,6 +74,7 @@ export function deploymentReadiness(deployment: Deployment): Readiness {
       status: 'False',
       reason: 'PodsNotReady',
       message: `Waiting for deployment "${name}" rollout to finish: ${available} of ${updated} updated replicas are available...`,
+      progressing: true,
     };
   }
   return { status: 'True', reason: 'Available', message: `deployment "${name}" successfully rolled out` };
@@ -88,9 +82,9 @@ export function deploymentReadiness(deployment: Deployment): Readiness {
 
 export interface StatusInput {
   site: StaticSiteV1;
-  /** The live Deployment, when it exists and is ours. */
-  deployment: Deployment | undefined;
-  /** A problem that overrides the rollout (a conflicting child, a failed record). */
+  /** What the children's readiness hooks say (reconcile/readiness.ts): Ready, and the ready replicas. */
+  children: { readiness: Readiness; readyReplicas: number };
+  /** A problem of a step that overrides the children's word (a conflicting child, a failed record). */
   problem?: Readiness;
   /** Where the site is served; absent while it cannot be reached by that name (a route not accepted). */
   url: string | undefined;
@@ -107,13 +101,9 @@ export interface StatusInput {
  * ProgressDeadlineExceeded, a child or record failure, a hostname conflict), as docs/controller.md
  * describes them.
  */
-export function desiredStatus({ site, deployment, problem, url, now }: StatusInput): StaticSiteStatus {
+export function desiredStatus({ site, children, problem, url, now }: StatusInput): StaticSiteStatus {
   const generation = site.metadata.generation ?? 0;
-  const readiness: Readiness =
-    problem ??
-    (deployment
-      ? deploymentReadiness(deployment)
-      : { status: 'False', reason: 'RollingOut', message: 'Waiting for the deployment to be created...' });
+  const readiness: Readiness = problem ?? children.readiness;
   const condition = (type: string, status: ConditionStatus, reason: string, message: string): Condition => {
     const previous = site.status?.conditions?.find((c) => c.type === type);
     return {
@@ -126,13 +116,13 @@ export function desiredStatus({ site, deployment, problem, url, now }: StatusInp
       message,
     };
   };
-  const inProgress = IN_PROGRESS.has(readiness.reason);
+  const inProgress = readiness.status === 'False' && readiness.progressing === true;
   const degraded = readiness.status === 'False' && !inProgress;
   const status: StaticSiteStatus = {};
   const previousObserved = site.status?.observedGeneration;
   if (readiness.status === 'True') status.observedGeneration = generation;
   else if (previousObserved !== undefined) status.observedGeneration = Math.min(previousObserved, generation);
-  status.readyReplicas = deployment?.status?.readyReplicas ?? 0;
+  status.readyReplicas = children.readyReplicas;
   if (url !== undefined) status.url = url;
   status.conditions = [
     condition(READY, readiness.status, readiness.reason, readiness.message),

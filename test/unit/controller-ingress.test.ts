@@ -45,6 +45,7 @@ describe('controller: the Ingress child (--ingress-class)', () => {
       status: 'False',
       reason: 'IngressPending',
       message: 'Waiting for the ingress controller of class "public" to report an address for Ingress "hello"...',
+      progressing: true,
     });
     expect(ingressReadiness(undefined, 'public')?.reason).to.equal('IngressPending');
     const served: Ingress = {

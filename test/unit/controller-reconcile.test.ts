@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { FINALIZER, type StaticSiteV1 } from '../../api/index.ts';
-import { CHILDREN } from '../../controller/child-registry.ts';
+import { CHILDREN, type ChildKind, type ChildRegistry } from '../../controller/child-registry.ts';
 import { claimName, HostnameClaims } from '../../controller/claims/hostname-claims.ts';
 import { MemoryEventRecorder } from '../../controller/observability/events.ts';
 import { silentLogger } from '../../controller/observability/logger.ts';
+import { mutateMetadata } from '../../controller/reconcile/children.ts';
 import type { ChildLookup } from '../../controller/reconcile/ensure.ts';
 import { ReconcileProblem, SiteReconciler } from '../../controller/reconcile/reconciler.ts';
 import type { ExternalRecord, RecordStore } from '../../controller/records/record-store.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import type { ConfigMap, Deployment, KubeObject, Lease, Service } from '../../kube/objects.ts';
-import { collectionPath } from '../../kube/resources.ts';
+import { collectionPath, type ResourceType } from '../../kube/resources.ts';
 import { FakeApiServer, ManualClock } from '../support/kube/index.ts';
 
 const NS = 'web';
@@ -57,12 +58,20 @@ function claimsOn(server: FakeApiServer): HostnameClaims {
 /** The reconciler under test on the fake server, its children read from the server (never stale), and the site "shop" stored. */
 function reconcilerOn(
   server: FakeApiServer,
-  extra: { records?: RecordStore; events?: MemoryEventRecorder; sites?: ChildLookup<StaticSiteV1> } = {},
+  extra: {
+    records?: RecordStore;
+    events?: MemoryEventRecorder;
+    sites?: ChildLookup<StaticSiteV1>;
+    registry?: ChildRegistry;
+  } = {},
 ): SiteReconciler {
   const reconciler = new SiteReconciler({
     api: new KubeApi(server),
     ...(extra.sites && { sites: extra.sites }),
-    children: CHILDREN.map((kind) => ({ kind, cache: lookup(server, collectionPath(kind.type, NS)) })),
+    children: (extra.registry ?? CHILDREN).map((kind) => ({
+      kind,
+      cache: lookup(server, collectionPath(kind.type, NS)),
+    })),
     records: extra.records ?? new MemoryRecords(),
     claims: claimsOn(server),
     events: extra.events ?? new MemoryEventRecorder(),
@@ -393,5 +402,118 @@ describe('controller: reconcile reads its site from the informer cache', () => {
     await reconciler.reconcile(`${NS}/shop`);
     expect(gets()).to.equal(1);
     expect(stored().metadata.finalizers).to.deep.equal([FINALIZER]);
+  });
+});
+
+/** A made-up child kind: as much of it as its readiness hook reads. */
+interface Widget extends KubeObject {
+  status?: { phase?: string; address?: string };
+}
+
+const WIDGETS: ResourceType = {
+  group: 'widgets.example.com',
+  version: 'v1',
+  plural: 'widgets',
+  kind: 'Widget',
+  namespaced: true,
+};
+const WIDGETS_PATH = collectionPath(WIDGETS, NS);
+
+/**
+ * One registry entry, with a readiness hook: not ready until its phase is Ready; `unreachable`, the site's
+ * hostname does not reach it through the widget until then; once Ready, it serves the site at its address.
+ */
+function widgetChild(unreachable: boolean): ChildKind<Widget> {
+  return {
+    type: WIDGETS,
+    mutate: (object, site) => mutateMetadata(object, site),
+    readiness(widget) {
+      const phase = widget?.status?.phase;
+      if (phase !== 'Ready') {
+        const message = `Waiting for widget "${widget?.metadata.name}" (phase ${phase ?? 'none'})...`;
+        return { ready: false, reason: 'WidgetPending', message, progressing: true, unreachable };
+      }
+      const address = widget?.status?.address;
+      const via = address && {
+        kind: 'Gateway' as const,
+        name: 'infra/widgets',
+        addresses: [{ type: 'IPAddress', value: address }],
+      };
+      return { ready: true, ...(via && { via }) };
+    },
+  };
+}
+
+describe('controller: Ready is what the registered kinds readiness hooks say', () => {
+  let server: FakeApiServer;
+  let records: MemoryRecords;
+  const site = () => server.read<StaticSiteV1>(SITES, 'shop') as StaticSiteV1;
+  const ready = () => site().status?.conditions?.find((c) => c.type === 'Ready');
+  const conditions = () =>
+    Object.fromEntries((site().status?.conditions ?? []).map((c) => [c.type, `${c.status} ${c.reason}`]));
+  const deploymentReady = () =>
+    server.modify<Deployment>(DEPLOYS, 'shop', (d) => {
+      d.status = { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 };
+    });
+  const widgetPhase = (status: Widget['status']) =>
+    server.modify<Widget>(WIDGETS_PATH, 'shop', (w) => {
+      w.status = status;
+    });
+  const on = (unreachable: boolean) => {
+    server = new FakeApiServer();
+    records = new MemoryRecords();
+    return reconcilerOn(server, { records, registry: [...CHILDREN, widgetChild(unreachable) as ChildKind] });
+  };
+
+  it("a new kind's hook holds Ready back with its reason, after the Deployment's rollout (registry order)", async () => {
+    const reconciler = on(false);
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(server.read<Widget>(WIDGETS_PATH, 'shop')?.metadata.labels).to.include({
+      'app.kubernetes.io/managed-by': 'staticsite-controller',
+    });
+    // Both not ready, neither unreachable: the Deployment comes first in the registry.
+    expect(ready()).to.include({ status: 'False', reason: 'RollingOut' });
+    deploymentReady();
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(ready()).to.include({
+      status: 'False',
+      reason: 'WidgetPending',
+      message: 'Waiting for widget "shop" (phase none)...',
+    });
+    expect(conditions()).to.deep.equal({
+      Ready: 'False WidgetPending',
+      Progressing: 'True WidgetPending',
+      Degraded: 'False AsExpected',
+    });
+    // Not `unreachable`: the name reaches the site, so the URL and the record are there.
+    expect(site().status?.url).to.equal('http://shop.web.sites.test/');
+    expect(records.records.get(`${NS}/shop`)?.hostname).to.equal('shop.web.sites.test');
+    expect(site().status).not.to.have.property('observedGeneration');
+    widgetPhase({ phase: 'Ready' });
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(ready()).to.include({
+      status: 'True',
+      reason: 'Available',
+      message: 'deployment "shop" successfully rolled out',
+    });
+    expect(site().status).to.deep.include({ observedGeneration: 1, readyReplicas: 2 });
+  });
+
+  it('an unreachable child goes before the rollout, hides the URL, holds the record back, then names where it serves', async () => {
+    const reconciler = on(true);
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(ready()).to.include({ status: 'False', reason: 'WidgetPending' });
+    expect(site().status).not.to.have.property('url');
+    expect(records.records.size).to.equal(0);
+    deploymentReady();
+    widgetPhase({ phase: 'Ready', address: '192.0.2.7' });
+    await reconciler.reconcile(`${NS}/shop`);
+    expect(ready()).to.include({ status: 'True', reason: 'Available' });
+    expect(site().status?.url).to.equal('http://shop.web.sites.test/');
+    expect(records.records.get(`${NS}/shop`)?.via).to.deep.equal({
+      kind: 'Gateway',
+      name: 'infra/widgets',
+      addresses: [{ type: 'IPAddress', value: '192.0.2.7' }],
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { StaticSiteV1 } from '../../api/index.ts';
-import { CHILDREN, childRegistry } from '../../controller/child-registry.ts';
+import { CHILDREN, childRegistry, servedKinds } from '../../controller/child-registry.ts';
 import { controllerRules } from '../../controller/rbac.ts';
 import { httpRouteChild, parseGatewayRef, routeReadiness } from '../../controller/reconcile/route.ts';
 import type { HTTPRoute } from '../../kube/objects.ts';
@@ -70,7 +70,24 @@ describe('controller: the HTTPRoute child (--gateway)', () => {
 
   it('only with --gateway and a cluster that serves HTTPRoute: the registry, and the RBAC it asks for', () => {
     expect(childRegistry(undefined, 'd')).to.equal(CHILDREN);
-    expect(childRegistry({ ref: gateway, served: false }, 'd')).to.equal(CHILDREN);
+    // Without the Gateway API: an unserved HTTPRoute entry, which is not watched, ensured or granted.
+    const unserved = childRegistry({ ref: gateway, served: false }, 'd');
+    expect(unserved.map((k) => `${k.type.kind}${k.unserved ? ' (unserved)' : ''}`)).to.deep.equal([
+      'ConfigMap',
+      'Deployment',
+      'Service',
+      'HTTPRoute (unserved)',
+    ]);
+    expect(servedKinds(unserved)).to.deep.equal(CHILDREN);
+    expect(controllerRules(unserved)).to.deep.equal(controllerRules(CHILDREN));
+    // Its readiness hook is all it does: every site says why its hostname reaches nothing.
+    expect(unserved[3]?.readiness?.(undefined, site, {})).to.deep.equal({
+      ready: false,
+      reason: 'GatewayAPIMissing',
+      message:
+        'the cluster serves no Gateway API HTTPRoute (gateway.networking.k8s.io/v1): no route to Gateway infra/public; install the Gateway API CRDs and restart the controller',
+      unreachable: true,
+    });
     const registry = childRegistry({ ref: gateway, served: true }, 'd');
     expect(registry.map((k) => k.type.kind)).to.deep.equal(['ConfigMap', 'Deployment', 'Service', 'HTTPRoute']);
     expect(controllerRules(registry)).to.deep.include({
@@ -93,6 +110,7 @@ describe('controller: Ready from what the Gateway says of the route', () => {
         status: 'False',
         reason: 'RoutePending',
         message: 'Waiting for Gateway infra/public to accept HTTPRoute "hello"...',
+        progressing: true,
       });
     }
   });

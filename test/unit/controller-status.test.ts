@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import type { StaticSiteV1 } from '../../api/index.ts';
+import { type ChildKind, deploymentChild } from '../../controller/reconcile/children.ts';
+import { childrenReadiness } from '../../controller/reconcile/readiness.ts';
 import { deploymentReadiness, desiredStatus, statusUnchanged } from '../../controller/reconcile/status.ts';
 import type { Deployment } from '../../kube/objects.ts';
 
@@ -15,6 +17,11 @@ function site(generation: number, status?: StaticSiteV1['status']): StaticSiteV1
     spec: { content: 'x', replicas: 2 },
     status,
   };
+}
+
+/** What the registry's Deployment entry says of `d`: its readiness hook, asked as the reconciler asks it. */
+function rollout(d: Deployment) {
+  return childrenReadiness([deploymentChild as ChildKind], new Map([['Deployment', d]]), site(1), {});
 }
 
 const T0 = '2026-11-29T12:00:00Z';
@@ -34,6 +41,7 @@ describe('controller: Ready condition reads like kubectl rollout status', () => 
       status: 'False',
       reason: 'RollingOut',
       message: 'Waiting for deployment spec update to be observed...',
+      progressing: true,
     });
   });
 
@@ -54,6 +62,7 @@ describe('controller: Ready condition reads like kubectl rollout status', () => 
       status: 'False',
       reason: 'PodsNotReady',
       message: 'Waiting for deployment "shop" rollout to finish: 1 of 2 updated replicas are available...',
+      progressing: true,
     });
   });
 
@@ -84,7 +93,7 @@ describe('controller: desired status', () => {
   it('advances observedGeneration only once the generation is Ready', () => {
     const rolling = desiredStatus({
       site: site(3, { observedGeneration: 2 }),
-      deployment: deployment(2, 2, READY),
+      children: rollout(deployment(2, 2, READY)),
       url,
       now: T0,
     });
@@ -92,7 +101,7 @@ describe('controller: desired status', () => {
     expect(rolling.conditions?.[0]).to.include({ status: 'False', reason: 'RollingOut', observedGeneration: 3 });
     const ready = desiredStatus({
       site: site(3, rolling),
-      deployment: deployment(2, 2, { ...READY, observedGeneration: 2 }),
+      children: rollout(deployment(2, 2, { ...READY, observedGeneration: 2 })),
       url,
       now: T1,
     });
@@ -135,7 +144,7 @@ describe('controller: desired status', () => {
       Object.fromEntries((status.conditions ?? []).map((c) => [c.type, `${c.status} ${c.reason}`]));
     const rolling = desiredStatus({
       site: site(1),
-      deployment: deployment(1, 2, { ...READY, availableReplicas: 1 }),
+      children: rollout(deployment(1, 2, { ...READY, availableReplicas: 1 })),
       url,
       now: T0,
     });
@@ -146,11 +155,13 @@ describe('controller: desired status', () => {
     });
     const stuck = desiredStatus({
       site: site(1, rolling),
-      deployment: deployment(1, 2, {
-        ...READY,
-        availableReplicas: 0,
-        conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
-      }),
+      children: rollout(
+        deployment(1, 2, {
+          ...READY,
+          availableReplicas: 0,
+          conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }],
+        }),
+      ),
       url,
       now: T1,
     });
@@ -163,7 +174,7 @@ describe('controller: desired status', () => {
     expect(flipped).to.deep.equal({ Ready: T0, Progressing: T1, Degraded: T1 });
     const failed = desiredStatus({
       site: site(1),
-      deployment: deployment(1, 2, READY),
+      children: rollout(deployment(1, 2, READY)),
       problem: { status: 'False', reason: 'RecordFailed', message: 'publishing the record failed: EACCES' },
       url,
       now: T0,
@@ -178,13 +189,13 @@ describe('controller: desired status', () => {
   it('keeps lastTransitionTime while the status stays, even when reason and message change', () => {
     const first = desiredStatus({
       site: site(1),
-      deployment: deployment(1, 2, { ...READY, updatedReplicas: 0 }),
+      children: rollout(deployment(1, 2, { ...READY, updatedReplicas: 0 })),
       url,
       now: T0,
     });
     const second = desiredStatus({
       site: site(1, first),
-      deployment: deployment(1, 2, { ...READY, availableReplicas: 1 }),
+      children: rollout(deployment(1, 2, { ...READY, availableReplicas: 1 })),
       url,
       now: T1,
     });
@@ -194,7 +205,7 @@ describe('controller: desired status', () => {
   it('a problem overrides the rollout and reads as given', () => {
     const status = desiredStatus({
       site: site(1),
-      deployment: deployment(1, 2, READY),
+      children: rollout(deployment(1, 2, READY)),
       problem: { status: 'False', reason: 'ChildConflict', message: 'ConfigMap "shop" already exists' },
       url,
       now: T0,
@@ -206,7 +217,7 @@ describe('controller: desired status', () => {
   it('repairs a tampered observedGeneration that runs ahead of the generation', () => {
     const status = desiredStatus({
       site: site(2, { observedGeneration: 99 }),
-      deployment: deployment(1, 2, { ...READY, availableReplicas: 0 }),
+      children: rollout(deployment(1, 2, { ...READY, availableReplicas: 0 })),
       url,
       now: T0,
     });
@@ -214,7 +225,7 @@ describe('controller: desired status', () => {
   });
 
   it('statusUnchanged compares structurally', () => {
-    const status = desiredStatus({ site: site(1), deployment: deployment(1, 2, READY), url, now: T0 });
+    const status = desiredStatus({ site: site(1), children: rollout(deployment(1, 2, READY)), url, now: T0 });
     expect(statusUnchanged(structuredClone(status), status)).to.equal(true);
     expect(statusUnchanged({ ...status, readyReplicas: 1 }, status)).to.equal(false);
     expect(statusUnchanged(undefined, status)).to.equal(false);
