@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { buildCrd } from '../api/index.ts';
 import type { JSONSchemaProps } from '../crd/apiextensions.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
@@ -67,18 +67,18 @@ const schemas = join(dir, 'schemas');
 mkdirSync(objects);
 mkdirSync(crds);
 const staticSiteCrd = buildCrd();
-writeFileSync(join(crds, 'staticsite.yaml'), stringify(staticSiteCrd));
-writeFileSync(join(crds, 'widget.yaml'), stringify(widgetCrd));
+writeFileSync(join(crds, 'staticsite.yaml'), dump(staticSiteCrd));
+writeFileSync(join(crds, 'widget.yaml'), dump(widgetCrd));
 for (let i = 0; i < 1000; i++) {
   const [object, fault] = site(i);
   const file = join(objects, `site-${String(i).padStart(4, '0')}.yaml`);
-  writeFileSync(file, stringify(object));
+  writeFileSync(file, dump(object));
   expectedFault.set(file, fault);
 }
 for (let i = 0; i < 200; i++) {
   const [object, fault] = widget(i);
   const file = join(objects, `widget-${String(i).padStart(3, '0')}.yaml`);
-  writeFileSync(file, stringify(object));
+  writeFileSync(file, dump(object));
   expectedFault.set(file, fault);
 }
 

@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import type { CustomResourceDefinition } from '../api/index.ts';
 
 /** Stable YAML for a CRD: the same input always gives byte-identical text. */
@@ -8,5 +8,6 @@ export function crdYaml(crd: CustomResourceDefinition): string {
 
 /** Stable YAML for any generated object. */
 export function yaml(value: unknown): string {
-  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+  // Long lines unfolded, repeated objects written out (no anchors), strings that need quotes in double quotes.
+  return dump(value, { lineWidth: -1, noRefs: true, quoteStyle: 'double' });
 }

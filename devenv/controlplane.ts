@@ -4,7 +4,7 @@ import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import type { KeyPair } from '../certs/x509.ts';
 import { packageFile } from '../cli/package-root.ts';
 import { type KubeCredentials, KubeHttp } from './kube-http.ts';
@@ -526,7 +526,7 @@ export function apiServerFlags({ etcdUrl, port, pki, certDir, nodeAddress }: Api
 
 export function kubeconfigYaml(credentials: KubeCredentials, user: string): string {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
-  return stringify({
+  return dump({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parse } from 'yaml';
+import { load } from 'js-yaml';
 import type { KubeCredentials } from './kube-http.ts';
 
 interface KubeconfigFile {
@@ -16,7 +16,7 @@ const b64 = (s: string | undefined) => (s === undefined ? undefined : Buffer.fro
 
 /** Reads the current context of a kubeconfig written by kubeconfigYaml (inline data, cert or token). */
 export async function readKubeconfig(path: string): Promise<KubeCredentials> {
-  const config = parse(await readFile(path, 'utf8')) as KubeconfigFile;
+  const config = load(await readFile(path, 'utf8')) as KubeconfigFile;
   const context = config.contexts?.find((c) => c.name === config['current-context'])?.context;
   const cluster = config.clusters?.find((c) => c.name === context?.cluster)?.cluster;
   const user = config.users?.find((u) => u.name === context?.user)?.user;

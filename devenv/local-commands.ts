@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import { FINALIZER } from '../api/index.ts';
 import { packageFile } from '../cli/package-root.ts';
 import { kubeconfigYaml } from './controlplane.ts';
@@ -18,8 +18,8 @@ const SAMPLE_NAMESPACE = 'demo';
 
 /** The sample StaticSite of manifests/samples/hello.yaml, which docker compose applies too. */
 async function sampleSite(): Promise<{ metadata: { name: string; namespace: string } }> {
-  const documents = parseAllDocuments(await readFile(packageFile('manifests', 'samples', 'hello.yaml'), 'utf8'));
-  const site = documents.map((d) => d.toJS() as { kind?: string }).find((o) => o.kind === 'StaticSite');
+  const documents = loadAll(await readFile(packageFile('manifests', 'samples', 'hello.yaml'), 'utf8'));
+  const site = (documents as Array<{ kind?: string }>).find((o) => o.kind === 'StaticSite');
   if (!site) throw new Error('manifests/samples/hello.yaml has no StaticSite');
   return site as { metadata: { name: string; namespace: string } };
 }

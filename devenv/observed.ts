@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import { packageRoot } from '../cli/package-root.ts';
 import type { ControlPlane } from './controlplane.ts';
 
@@ -58,9 +58,9 @@ const SCRAPER = { namespace: 'kube-system', name: 'staticsite-metrics-scraper' }
  */
 export async function metricsReaderToken(cp: ControlPlane): Promise<string> {
   const file = readFileSync(join(packageRoot(), 'manifests', 'metrics-auth', 'metrics-auth-rbac.yaml'), 'utf8');
-  const role = parseAllDocuments(file)
-    .map((d) => d.toJS() as { kind: string; metadata: { name: string } })
-    .find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'staticsite-metrics-reader');
+  const role = (loadAll(file) as Array<{ kind: string; metadata: { name: string } }>).find(
+    (o) => o.kind === 'ClusterRole' && o.metadata.name === 'staticsite-metrics-reader',
+  );
   if (!role) throw new Error('manifests/metrics-auth has no staticsite-metrics-reader ClusterRole');
   role.metadata = { name: `${SCRAPER.name}-reader` };
   const put = await cp.admin.put(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${role.metadata.name}`, role);

@@ -5,7 +5,7 @@ import { get as httpGet } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { packageFile } from '../cli/package-root.ts';
 import { DEFAULT_SITE_IMAGE } from '../controller/reconcile/children.ts';
 import { type ControlPlane, waitFor } from './controlplane.ts';
@@ -131,7 +131,7 @@ interface KubeletPorts {
 }
 
 function kubeletConfig(dir: string, socket: string, address: string, ports: KubeletPorts): string {
-  return stringify({
+  return dump({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
     address,

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { parse } from 'yaml';
+import { loadAll } from 'js-yaml';
 import type { Clock } from '../clock/clock.ts';
 import type { ClusterConfig, TlsOptions } from './cluster.ts';
 
@@ -99,7 +99,10 @@ async function fromKubeconfigFile(path: string, environment: ClusterConfigEnviro
   }
   let file: KubeconfigFile;
   try {
-    file = (parse(text) ?? {}) as KubeconfigFile;
+    // An empty file (or one of comments) is an empty kubeconfig; more than one document is not one.
+    const documents = loadAll(text);
+    if (documents.length > 1) throw new Error('expected a single document in the stream, but found more');
+    file = (documents[0] ?? {}) as KubeconfigFile;
   } catch (error) {
     throw new ClusterConfigError(`kubeconfig ${path} is not valid YAML: ${(error as Error).message}`);
   }

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { load } from 'js-yaml';
 
 /** Documented reasons why the ways may differ on a case. */
 export const WEBHOOK_ONLY_BEHAVIOURS = {
@@ -47,7 +47,7 @@ export async function readCorpus(dir: string): Promise<CompareCase[]> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
   const cases: CompareCase[] = [];
   for (const file of files) {
-    const list = parse(await readFile(join(dir, file), 'utf8')) as unknown;
+    const list = load(await readFile(join(dir, file), 'utf8')) as unknown;
     if (!Array.isArray(list)) throw new CorpusError(`${file}: expected a list of cases`);
     for (const [i, raw] of list.entries()) {
       const where = `${file}[${i}]`;

@@ -10,7 +10,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { dump, loadAll } from 'js-yaml';
 import { packageFile, packageRoot } from '../../cli/package-root.ts';
 import { freePort } from '../ports.ts';
 import { bundleDictionary, corpusWords, seedAdmissionFiles, seedStreams } from './corpus.ts';
@@ -141,9 +141,7 @@ export function problemsOf(path: string, answer: Omit<Answer, 'id'>, truncatedAt
 /** The documents of a YAML or JSON stream as plain JSON values, or undefined when it does not parse. */
 function documentsOf(text: string): Json[] | undefined {
   try {
-    const docs = parseAllDocuments(text, { logLevel: 'error' });
-    if (!Array.isArray(docs) || docs.some((d) => d.errors.length > 0)) return undefined;
-    return docs.map((d) => JSON.parse(JSON.stringify(d.toJS({ maxAliasCount: 100 }) ?? null)) as Json);
+    return loadAll(text, { maxAliases: 100 }).map((d) => JSON.parse(JSON.stringify(d ?? null)) as Json);
   } catch {
     return undefined;
   }
@@ -195,7 +193,7 @@ function seedCases(streams: string[]): FuzzCase[] {
 function reviewObjectsAsYaml(files: string[]): string[] {
   return files.flatMap((file) => {
     const object = (JSON.parse(readFileSync(file, 'utf8')) as { request?: { object?: unknown } }).request?.object;
-    return object === undefined || object === null ? [] : [stringify(object)];
+    return object === undefined || object === null ? [] : [dump(object)];
   });
 }
 
@@ -242,7 +240,7 @@ export async function fuzzValidate(options: FuzzOptions): Promise<FuzzReport> {
       const body =
         docs.length === 1 && rand() < 0.3
           ? (JSON.stringify(docs[0]) ?? 'null')
-          : docs.map((d) => stringify(d, { aliasDuplicateObjects: false })).join('---\n');
+          : docs.map((d) => dump(d, { noRefs: true })).join('---\n');
       return { path, body: rand() < 0.1 ? damageYaml(rand, body) : body };
     },
   });

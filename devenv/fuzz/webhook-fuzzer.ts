@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import { packageRoot } from '../../cli/package-root.ts';
 import { freePort } from '../ports.ts';
 import { ReviewClient } from '../review-client.ts';
@@ -127,7 +127,7 @@ function createReview(object: Json, index: number): string {
 /** The CREATE reviews of every object in the streams, to both admission paths. */
 function objectSeedCases(streams: readonly string[]): FuzzCase[] {
   return streams
-    .flatMap((stream) => parseAllDocuments(stream).map((d) => d.toJS() as Json))
+    .flatMap((stream) => loadAll(stream) as Json[])
     .flatMap((object, index) => {
       const body = createReview(object, index);
       return [

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:tls';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import { buildCrd, type CustomResourceDefinition } from '../../api/index.ts';
 import { API_REQUEST_TIMEOUT_MS } from '../../certs/config.ts';
 import { createCertificateAuthority } from '../../certs/x509.ts';
@@ -180,7 +180,7 @@ describe('e2e: staticsite certs bootstrap on the real control plane', function (
 
     // RBAC exactly as manifests/certs/certs-rbac.yaml has it, with this suite's object names.
     const text = await readFile(`${repoRoot}manifests/certs/certs-rbac.yaml`, 'utf8');
-    rbacDocs = parseAllDocuments(text).map((d) => d.toJS() as Doc);
+    rbacDocs = loadAll(text) as Doc[];
     for (const doc of rbacDocs) {
       if (doc.metadata.namespace) doc.metadata.namespace = RENAME[doc.metadata.namespace] ?? doc.metadata.namespace;
       if (doc.kind.startsWith('Cluster')) doc.metadata.name = CLUSTER_ROLE;

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import type { CustomResourceDefinition } from '../../api/index.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
 import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
@@ -87,7 +87,7 @@ describe('e2e: the controller with --gateway owns an HTTPRoute per site (real co
     const standard = join(await thirdPartyModuleDir('gateway-api'), 'config', 'crd', 'standard');
     for (const kind of ['gatewayclasses', 'gateways', 'httproutes']) {
       const text = await readFile(join(standard, `gateway.networking.k8s.io_${kind}.yaml`), 'utf8');
-      const crd = parseAllDocuments(text)[0]?.toJS() as CustomResourceDefinition;
+      const crd = loadAll(text)[0] as CustomResourceDefinition;
       await installCrd(cp.admin, crd);
       gatewayCrds.push(crd.metadata.name ?? '');
     }

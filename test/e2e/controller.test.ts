@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import { buildCrd, CRD_NAME, FINALIZER } from '../../api/index.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
@@ -782,7 +782,7 @@ describe('e2e: the controller limited to one namespace, under the single-namespa
   it('kubectl kustomize manifests/overlays/single-namespace: no ClusterRole for the controller; with only its Roles the controller converges a site in its namespace', async () => {
     const built = await cp.kubectl(['kustomize', `${repoRoot}manifests/overlays/single-namespace`]);
     expect(built.code, built.stderr).to.equal(0);
-    const docs = parseAllDocuments(built.stdout).map((d) => d.toJS() as Doc);
+    const docs = loadAll(built.stdout) as Doc[];
     const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
     const controllerDocs = docs.filter(
       (d) => d.metadata.name.startsWith('staticsite-controller') && rbacKinds.includes(d.kind),

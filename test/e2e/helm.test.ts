@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { cachedGoTool, canonicalObjects } from '../support/manifest-objects.ts';
 import { testCluster } from '../support/shared.ts';
@@ -20,9 +20,7 @@ const HELM_LABELS = [
 ];
 
 function documents(text: string): Json[] {
-  return parseAllDocuments(text)
-    .map((d) => d.toJS())
-    .filter((o) => o !== null);
+  return (loadAll(text) as Json[]).filter((o) => o !== null);
 }
 
 /** No cluster to ask: no kubeconfig reaches one, as on a laptop rendering for CI. */

@@ -9,7 +9,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { buildCrd, CRD_NAME } from '../../api/index.ts';
 import { SystemClock } from '../../clock/clock.ts';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
@@ -94,7 +94,7 @@ describe('e2e: API server credentials (kube/cluster-config.ts)', function () {
     const file = join(dir, 'exec.kubeconfig');
     await writeFile(
       file,
-      stringify({
+      dump({
         apiVersion: 'v1',
         kind: 'Config',
         clusters: [

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { thirdPartyCrdFiles } from '../../devenv/third-party-crds.ts';
 import { builtCli } from '../../devenv/webhook-process.ts';
@@ -41,7 +41,7 @@ async function build(cp: ControlPlane, tree: string): Promise<K8sObject[]> {
   const result = await cp.kubectl(['kustomize', `${repoRoot}${tree}`]);
   expect(result.stderr, `kubectl kustomize ${tree}`).to.equal('');
   expect(result.code).to.equal(0);
-  return parseAllDocuments(result.stdout).map((d) => d.toJS() as K8sObject);
+  return loadAll(result.stdout) as K8sObject[];
 }
 
 /**
@@ -96,7 +96,7 @@ describe('e2e: the kustomize manifests', function () {
         const older = spawnSync(binary, [`${repoRoot}${tree}`], { encoding: 'utf8' });
         expect(older.stderr, `kubectl ${kubectl} kustomize ${tree}`).to.equal('');
         expect(older.status, tree).to.equal(0);
-        const objects = parseAllDocuments(older.stdout).map((d) => d.toJS() as K8sObject);
+        const objects = loadAll(older.stdout) as K8sObject[];
         expect(canonicalObjects(objects), tree).to.deep.equal(canonicalObjects(built.get(tree) ?? []));
       }
     });

@@ -15,7 +15,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import { FINALIZER } from '../../api/index.ts';
 import { eventually } from '../../devenv/crds.ts';
 import { BindServer } from '../../devenv/dns/bind.ts';
@@ -102,7 +102,7 @@ function statusWrite(r: RecordedRequest, namespace: string): boolean {
 /** The webhooks of manifests/webhook/webhook-configurations.yaml, by name. */
 async function shippedWebhooks(): Promise<Map<string, Record<string, unknown>>> {
   const text = await readFile(join(repoRoot, 'manifests/webhook/webhook-configurations.yaml'), 'utf8');
-  const configs = parseAllDocuments(text).map((d) => d.toJS() as { webhooks: Array<Record<string, unknown>> });
+  const configs = loadAll(text) as Array<{ webhooks: Array<Record<string, unknown>> }>;
   return new Map(configs.flatMap((c) => c.webhooks).map((h) => [String(h.name), h]));
 }
 

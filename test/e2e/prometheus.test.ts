@@ -4,7 +4,7 @@ import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { parse, stringify } from 'yaml';
+import { dump, load } from 'js-yaml';
 import { eventually } from '../../devenv/crds.ts';
 import { LOCAL_PORTS, LocalSystem } from '../../devenv/local-system.ts';
 import { metricsReaderToken } from '../../devenv/observed.ts';
@@ -19,7 +19,9 @@ interface RuleGroup {
 
 /** The PrometheusRule's groups, as a Prometheus rule file. */
 function ruleGroups(): RuleGroup[] {
-  const rule = parse(readFileSync(`${repoRoot}manifests/prometheus/prometheus-rule.yaml`, 'utf8'));
+  const rule = load(readFileSync(`${repoRoot}manifests/prometheus/prometheus-rule.yaml`, 'utf8')) as {
+    spec: { groups: unknown };
+  };
   return rule.spec.groups as RuleGroup[];
 }
 
@@ -29,7 +31,10 @@ function serviceMonitorEndpoint(): {
   bearerTokenFile?: string;
   tlsConfig?: { insecureSkipVerify?: boolean };
 } {
-  return parse(readFileSync(`${repoRoot}manifests/prometheus/service-monitor.yaml`, 'utf8')).spec.endpoints[0];
+  const monitor = load(readFileSync(`${repoRoot}manifests/prometheus/service-monitor.yaml`, 'utf8')) as {
+    spec: { endpoints: ReturnType<typeof serviceMonitorEndpoint>[] };
+  };
+  return monitor.spec.endpoints[0] as ReturnType<typeof serviceMonitorEndpoint>;
 }
 
 function dashboardExpressions(): string[] {
@@ -92,7 +97,7 @@ describe("e2e: monitoring (manifests/prometheus) with Debian's promtool and a re
     requireBinary('promtool');
     requireBinary('prometheus');
     dir = await mkdtemp(join(tmpdir(), 'staticsite-prometheus-'));
-    await writeFile(join(dir, 'rules.yaml'), stringify({ groups: ruleGroups() }));
+    await writeFile(join(dir, 'rules.yaml'), dump({ groups: ruleGroups() }));
     await copyFile(`${repoRoot}test/prometheus/rules.test.yaml`, join(dir, 'rules.test.yaml'));
   });
   after(async () => {
@@ -149,7 +154,7 @@ describe("e2e: monitoring (manifests/prometheus) with Debian's promtool and a re
       // The job names are those the ServiceMonitor gives (the Services' names), as the rules and the dashboard expect.
       await writeFile(
         join(dir, 'prometheus.yml'),
-        stringify({
+        dump({
           global: { scrape_interval: '1s', evaluation_interval: '1s' },
           rule_files: [join(dir, 'rules.yaml')],
           scrape_configs: Object.entries(jobs).map(([job, target]) => ({

@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import type { CustomResourceDefinition } from '../../api/index.ts';
 import { compileCrdVersion } from '../../crd/index.ts';
 import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
@@ -31,9 +31,9 @@ function yamlFilesUnder(dir: string): string[] {
 }
 
 function documentsOf(file: string): Array<Record<string, unknown>> {
-  return parseAllDocuments(readFileSync(file, 'utf8'))
-    .map((d) => d.toJS() as unknown)
-    .filter((d): d is Record<string, unknown> => d !== null && typeof d === 'object');
+  return loadAll(readFileSync(file, 'utf8')).filter(
+    (d): d is Record<string, unknown> => d !== null && typeof d === 'object',
+  );
 }
 
 for (const channel of ['standard', 'experimental'] as const) {

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
 import { widgetCrd as sharedWidgetCrd } from '../fixtures/widget-crd.ts';
 import { runBuiltCli } from '../support/built-cli.ts';
@@ -24,7 +24,7 @@ function widgetCrd(rule: string, defaultName = 'a') {
   return crd;
 }
 
-const WIDGET = stringify({
+const WIDGET = dump({
   apiVersion: 'example.com/v1',
   kind: 'Widget',
   metadata: { name: 'w', namespace: 'default' },
@@ -56,7 +56,7 @@ describe('e2e: staticsite validate remembers CRD files by content (the built CLI
   });
 
   it('a second run answers as the first, from what the first remembered', async () => {
-    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    writeFileSync(crdFile, dump(widgetCrd("self.name != 'x'")));
     const first = await run();
     const second = await run();
     expect(first.code).to.equal(1);
@@ -67,7 +67,7 @@ describe('e2e: staticsite validate remembers CRD files by content (the built CLI
   });
 
   it('a remembered file is not parsed again: what the cache holds for its content is used', async () => {
-    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    writeFileSync(crdFile, dump(widgetCrd("self.name != 'x'")));
     expect((await run()).code).to.equal(1);
     const [entry] = entries('documents');
     writeFileSync(join(cache, 'documents', entry as string), JSON.stringify([widgetCrd("self.name != 'y'")]));
@@ -76,9 +76,9 @@ describe('e2e: staticsite validate remembers CRD files by content (the built CLI
   });
 
   it('an edited CRD is read and checked anew: a default its pattern refuses is reported', async () => {
-    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    writeFileSync(crdFile, dump(widgetCrd("self.name != 'x'")));
     expect((await run()).code).to.equal(1);
-    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'", 'A1')));
+    writeFileSync(crdFile, dump(widgetCrd("self.name != 'x'", 'A1')));
     const edited = await run();
     expect(edited.code).to.equal(2);
     expect(edited.stderr).to.include('spec.validation.openAPIV3Schema.properties[spec].properties[name].default');
@@ -86,7 +86,7 @@ describe('e2e: staticsite validate remembers CRD files by content (the built CLI
   });
 
   it('a CRD the checks refuse is never remembered as accepted', async () => {
-    writeFileSync(crdFile, stringify(widgetCrd('self.name ==')));
+    writeFileSync(crdFile, dump(widgetCrd('self.name ==')));
     const first = await run();
     const second = await run();
     expect(first.code).to.equal(2);
@@ -96,7 +96,7 @@ describe('e2e: staticsite validate remembers CRD files by content (the built CLI
   });
 
   it('a damaged cache entry is a miss, not an error', async () => {
-    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    writeFileSync(crdFile, dump(widgetCrd("self.name != 'x'")));
     const first = await run();
     for (const name of entries('documents')) writeFileSync(join(cache, 'documents', name), '{"half');
     const second = await run();
@@ -126,7 +126,7 @@ describe('e2e: staticsite validate remembers CRD files by content (the built CLI
   });
 
   it('--no-cache remembers nothing', async () => {
-    writeFileSync(crdFile, stringify(widgetCrd("self.name != 'x'")));
+    writeFileSync(crdFile, dump(widgetCrd("self.name != 'x'")));
     const result = await run('--no-cache');
     expect(result.code).to.equal(1);
     expect(entries('documents')).to.deep.equal([]);

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { buildCrd, CRD_NAME, type CustomResourceDefinition } from '../../api/index.ts';
 import { run } from '../../cli/main.ts';
 import { installCrd, uninstallCrd } from '../../devenv/crds.ts';
@@ -87,19 +87,19 @@ describe('cli: staticsite validate over many files, several CRDs', function () {
     dir = await mkdtemp(join(tmpdir(), 'validate-many-'));
     await mkdir(path('repo', 'apps', 'nested'), { recursive: true });
     await mkdir(path('crds'));
-    await writeFile(path('crds', 'widget.yaml'), stringify(widgetCrd));
+    await writeFile(path('crds', 'widget.yaml'), dump(widgetCrd));
     await writeFile(path('crds', 'README.md'), '# not a manifest\n');
-    await writeFile(path('repo', 'apps', 'shop.yaml'), stringify(site('shop', { content: 'x' })));
+    await writeFile(path('repo', 'apps', 'shop.yaml'), dump(site('shop', { content: 'x' })));
     await writeFile(
       path('repo', 'apps', 'nested', 'mixed.yml'),
-      `${stringify(widget('small', 3))}---\n${stringify(widget('big', 11))}`,
+      `${dump(widget('small', 3))}---\n${dump(widget('big', 11))}`,
     );
     await writeFile(
       path('repo', 'apps', 'nested', 'prod.json'),
       JSON.stringify(site('prod', { content: 'x', tier: 'prod', replicas: 1 })),
     );
     await writeFile(path('repo', 'apps', 'notes.txt'), 'kind: not a manifest\n');
-    await writeFile(path('repo', 'config.yaml'), stringify(configMap));
+    await writeFile(path('repo', 'config.yaml'), dump(configMap));
   });
 
   after(async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 
 export interface WebhookContainer {
   name: string;
@@ -10,8 +10,8 @@ export interface WebhookContainer {
 /** The webhook container of manifests/webhook/webhook.yaml, as the cluster runs it. */
 export function webhookContainer(): WebhookContainer {
   const text = readFileSync(new URL('../../manifests/webhook/webhook.yaml', import.meta.url), 'utf8');
-  for (const doc of parseAllDocuments(text)) {
-    const o = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: WebhookContainer[] } } } };
+  for (const doc of loadAll(text)) {
+    const o = doc as { kind?: string; spec?: { template?: { spec?: { containers?: WebhookContainer[] } } } };
     const c =
       o.kind === 'Deployment' ? o.spec?.template?.spec?.containers?.find((x) => x.name === 'webhook') : undefined;
     if (c) return c;

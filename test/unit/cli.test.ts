@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { parse } from 'yaml';
+import { load } from 'js-yaml';
 import { buildCrd } from '../../api/index.ts';
 import { run } from '../../cli/main.ts';
 import { ApiError } from '../../kube/api-error.ts';
@@ -16,12 +16,12 @@ describe('cli: staticsite crd', () => {
   it('prints the CRD as YAML that parses back to the built object', async () => {
     const result = await cli('crd');
     expect(result.code).to.equal(0);
-    expect(parse(result.stdout)).to.deep.equal(buildCrd());
+    expect(load(result.stdout)).to.deep.equal(buildCrd());
   });
 
   it('--schema-only prints the schema-only variant', async () => {
     const result = await cli('crd', '--schema-only');
-    expect(parse(result.stdout)).to.deep.equal(buildCrd({ schemaOnly: true }));
+    expect(load(result.stdout)).to.deep.equal(buildCrd({ schemaOnly: true }));
   });
 
   it('an unknown flag is a usage error: exit 2 and a one-line reason', async () => {

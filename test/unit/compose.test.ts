@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { parse } from 'yaml';
+import { CORE_SCHEMA, load, mergeTag } from 'js-yaml';
 import { apiServerFlags, controllerManagerFlags, DEFAULT_CONTROLLERS, etcdFlags } from '../../devenv/controlplane.ts';
 
 const root = new URL('../../', import.meta.url);
@@ -10,10 +10,10 @@ interface ComposeFile {
     { image?: string; command?: string[]; entrypoint?: string[]; build?: { args?: Record<string, string> } }
   >;
 }
-const compose = parse(readFileSync(new URL('docker-compose.yml', root), 'utf8'), { merge: true }) as ComposeFile;
-const localOverride = parse(readFileSync(new URL('docker-compose.local.yml', root), 'utf8'), {
-  merge: true,
-}) as ComposeFile;
+// Compose files use merge keys (<<), which the core schema leaves out.
+const withMerge = { schema: CORE_SCHEMA.withTags(mergeTag) };
+const compose = load(readFileSync(new URL('docker-compose.yml', root), 'utf8'), withMerge) as ComposeFile;
+const localOverride = load(readFileSync(new URL('docker-compose.local.yml', root), 'utf8'), withMerge) as ComposeFile;
 const buildScript = readFileSync(new URL('devenv/image/build.sh', root), 'utf8');
 const goMod = readFileSync(new URL('devenv/controlplane/go.mod', root), 'utf8');
 const kubernetesVersion = /k8s\.io\/kubernetes (v\S+)/.exec(goMod)?.[1];

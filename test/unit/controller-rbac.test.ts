@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
-import { parse, parseAllDocuments } from 'yaml';
+import { load, loadAll } from 'js-yaml';
 import type { StaticSiteV1 } from '../../api/index.ts';
 import { CHILDREN, type ChildKind } from '../../controller/child-registry.ts';
 import { HostnameClaims } from '../../controller/claims/hostname-claims.ts';
@@ -31,7 +31,7 @@ interface RbacDoc {
 
 async function yamlDocs<T>(file: string): Promise<T[]> {
   const text = await readFile(new URL(`../../${file}`, import.meta.url), 'utf8');
-  return parseAllDocuments(text).map((d) => d.toJSON() as T);
+  return loadAll(text) as T[];
 }
 
 /** The controller's RBAC: the generated ClusterRole and the hand-written rest. */
@@ -113,7 +113,7 @@ describe('controller: RBAC manifest', () => {
     expect(patches.map((p) => p.patch ?? '').join('\n')).to.include(`value: --namespace=${role?.metadata.namespace}`);
     const deleted = patches
       .filter((p) => p.patch?.startsWith('$patch: delete'))
-      .map((p) => parse(p.patch ?? '') as { $patch: string; kind: string; metadata: { name: string } });
+      .map((p) => load(p.patch ?? '') as { $patch: string; kind: string; metadata: { name: string } });
     expect(deleted.map((d) => `${d.$patch} ${d.kind}/${d.metadata.name}`)).to.deep.equal([
       'delete ClusterRole/staticsite-controller',
       'delete ClusterRoleBinding/staticsite-controller',

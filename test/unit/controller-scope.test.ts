@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
-import { parseAllDocuments } from 'yaml';
+import { loadAll } from 'js-yaml';
 import { DEFAULT_NAMESPACE, EXCLUDED_NAMESPACES } from '../../api/index.ts';
 import { namespaceList } from '../../cli/controller-command.ts';
 import { run } from '../../cli/main.ts';
@@ -19,7 +19,7 @@ describe('controller: the same scope as the webhooks', () => {
       new URL('../../manifests/webhook/webhook-configurations.yaml', import.meta.url),
       'utf8',
     );
-    const configs = parseAllDocuments(text).map((d) => d.toJSON() as WebhookConfiguration);
+    const configs = loadAll(text) as WebhookConfiguration[];
     const hooks = configs.flatMap((c) => c.webhooks);
     expect(hooks.map((h) => h.name)).to.deep.equal(['mutate.staticsite.dev', 'validate.staticsite.dev']);
     for (const hook of hooks) {

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { buildCrd } from '../../api/index.ts';
 import { run } from '../../cli/main.ts';
 import type { CustomResourceDefinition } from '../../crd/apiextensions.ts';
@@ -71,14 +71,14 @@ describe('crd: the deprecation warning of a CRD version', () => {
     try {
       const crd = buildCrd();
       for (const v of crd.spec.versions) if (v.name === 'v1alpha1') v.deprecated = true;
-      await writeFile(join(dir, 'crd.yaml'), stringify(crd));
+      await writeFile(join(dir, 'crd.yaml'), dump(crd));
       const site = {
         apiVersion: 'staticsite.dev/v1alpha1',
         kind: 'StaticSite',
         metadata: { name: 'old' },
         spec: { content: 'x', colour: 'red' },
       };
-      await writeFile(join(dir, 'site.yaml'), stringify(site));
+      await writeFile(join(dir, 'site.yaml'), dump(site));
       let stdout = '';
       const code = await run(
         ['validate', '--crd', join(dir, 'crd.yaml'), '--field-validation', 'Warn', join(dir, 'site.yaml')],

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { type ClusterConfigEnvironment, loadClusterConfig, NOT_IN_CLUSTER } from '../../kube/cluster-config.ts';
 import { ManualClock } from '../support/kube/index.ts';
 
@@ -166,7 +166,7 @@ describe('kube: cluster configuration without client-node', () => {
 
     it('a kubeconfig without a current context has no current cluster', async () => {
       const file = join(dir, 'kubeconfig');
-      await writeFile(file, stringify({ apiVersion: 'v1', kind: 'Config', clusters: [] }));
+      await writeFile(file, dump({ apiVersion: 'v1', kind: 'Config', clusters: [] }));
       expect((await rejection(loadClusterConfig(file, environment({})))).message).to.equal(
         `kubeconfig ${file} has no current cluster`,
       );
@@ -190,7 +190,7 @@ describe('kube: cluster configuration without client-node', () => {
 });
 
 function kubeconfig(cluster: Record<string, unknown>, user: Record<string, unknown>, namespace?: string): string {
-  return stringify({
+  return dump({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'c', cluster }],

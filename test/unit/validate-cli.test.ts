@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { stringify } from 'yaml';
+import { dump } from 'js-yaml';
 import { buildCrd } from '../../api/index.ts';
 import { run } from '../../cli/main.ts';
 
@@ -27,19 +27,19 @@ describe('cli: staticsite validate', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'validate-cli-'));
-    await writeFile(file('good.yaml'), stringify(site('shop', { content: '<h1>hi</h1>' })));
+    await writeFile(file('good.yaml'), dump(site('shop', { content: '<h1>hi</h1>' })));
     await writeFile(
       file('multi.yaml'),
-      `${stringify(site('shop', { content: 'x' }))}---\n${stringify(site('bad', { replicas: 0 }))}---\n`,
+      `${dump(site('shop', { content: 'x' }))}---\n${dump(site('bad', { replicas: 0 }))}---\n`,
     );
-    await writeFile(file('unknown.yaml'), stringify(site('shop', { content: 'x', colour: 'red' })));
+    await writeFile(file('unknown.yaml'), dump(site('shop', { content: 'x', colour: 'red' })));
     await writeFile(file('broken.yaml'), 'apiVersion: v1\nkind: [StaticSite\nmetadata: {}\n');
     await writeFile(file('dupkeys.yaml'), 'kind: A\nkind: B\n');
-    await writeFile(file('crd.yaml'), stringify(buildCrd({ withoutCelRules: true })));
+    await writeFile(file('crd.yaml'), dump(buildCrd({ withoutCelRules: true })));
     await writeFile(file('not-a-crd.yaml'), 'kind: ConfigMap\n');
     await writeFile(
       file('old.yaml'),
-      stringify({ ...site('shop', { content: 'x' }), metadata: { name: 'shop', namespace: 'default' } }),
+      dump({ ...site('shop', { content: 'x' }), metadata: { name: 'shop', namespace: 'default' } }),
     );
   });
 
@@ -145,7 +145,7 @@ describe('cli: staticsite validate', () => {
       ...site('shop', { content: 'x' }),
       metadata: { name: 'shop', namespace: 'team-a', uid: '6f1c1f4e-0d6b-4d35-9a3c-0c2e9f0b1a2d', generation: 3 },
     };
-    await writeFile(file('stored.yaml'), stringify(stored));
+    await writeFile(file('stored.yaml'), dump(stored));
     const r = await cli(
       ['validate', '--old', file('stored.yaml'), '-o', 'json', '-'],
       JSON.stringify(site('shop', { content: 'y' })),
@@ -165,8 +165,8 @@ describe('cli: staticsite validate', () => {
     const crd = buildCrd({ schemaOnly: true });
     const spec = crd.spec.versions.find((v) => v.name === 'v1')?.schema.openAPIV3Schema.properties?.spec;
     if (spec) spec['x-kubernetes-validations'] = [{ rule: "self.content != 'x'", message: 'content must not be x' }];
-    await writeFile(file('rule-crd.yaml'), stringify(crd));
-    await writeFile(file('x.yaml'), stringify(site('shop', { content: 'x' })));
+    await writeFile(file('rule-crd.yaml'), dump(crd));
+    await writeFile(file('x.yaml'), dump(site('shop', { content: 'x' })));
     const r = await cli(['validate', '--crd', file('rule-crd.yaml'), '-o', 'json', file('x.yaml')]);
     expect(r.code).to.equal(1);
     expect(JSON.parse(r.stdout).errors).to.deep.equal(['spec: Invalid value: content must not be x']);
@@ -224,7 +224,7 @@ describe('cli: staticsite validate', () => {
         'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]',
         'f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]',
       ].join('\n');
-      const good = stringify(site('shop', { content: 'x' }));
+      const good = dump(site('shop', { content: 'x' }));
       await writeFile(file('bomb.yaml'), `${good}---\n${good}---\n${bomb}\n`);
       const r = await cli(['validate', file('bomb.yaml')]);
       expect(r.code).to.equal(2);
@@ -256,7 +256,7 @@ describe('cli: staticsite validate', () => {
         join(crds, 'a-policy.yaml'),
         'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n',
       );
-      await writeFile(join(crds, 'crd.yaml'), stringify(buildCrd({ withoutCelRules: true })));
+      await writeFile(join(crds, 'crd.yaml'), dump(buildCrd({ withoutCelRules: true })));
       const r = await cli(['validate', '--crd', crds, file('good.yaml')]);
       expect(r.stderr).to.equal(
         `staticsite validate: note: ${join(crds, 'a-policy.yaml')}: no CustomResourceDefinition, skipped\n`,
@@ -295,7 +295,7 @@ describe('cli: staticsite validate runs the CRD CEL rules', () => {
   after(async () => rm(dir, { recursive: true, force: true }));
 
   it('denies prod with 1 replica with the message the API server gives (test/e2e/controlplane.test.ts)', async () => {
-    await writeFile(join(dir, 'prod.yaml'), stringify(site('shop', { content: 'x', tier: 'prod', replicas: 1 })));
+    await writeFile(join(dir, 'prod.yaml'), dump(site('shop', { content: 'x', tier: 'prod', replicas: 1 })));
     const result = await cli(['validate', join(dir, 'prod.yaml')]);
     expect(result.code).to.equal(1);
     expect(result.stdout).to.include(
@@ -307,8 +307,8 @@ describe('cli: staticsite validate runs the CRD CEL rules', () => {
     const crd = buildCrd({ schemaOnly: true });
     const spec = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.spec;
     if (spec) spec['x-kubernetes-validations'] = [{ rule: "self.replicas == 'two'" }];
-    await writeFile(join(dir, 'bad-crd.yaml'), stringify(crd));
-    await writeFile(join(dir, 'ok.yaml'), stringify(site('shop', { content: 'x' })));
+    await writeFile(join(dir, 'bad-crd.yaml'), dump(crd));
+    await writeFile(join(dir, 'ok.yaml'), dump(site('shop', { content: 'x' })));
     const result = await cli(['validate', '--crd', join(dir, 'bad-crd.yaml'), join(dir, 'ok.yaml')]);
     expect(result.code).to.equal(2);
     // What kube-apiserver answers when such a CRD is written: one version, so the schema sits in
@@ -327,8 +327,8 @@ describe('cli: staticsite validate with a catastrophic pattern (Go regexps run i
       const crd = buildCrd({ schemaOnly: true });
       const spec = crd.spec.versions[0]?.schema.openAPIV3Schema.properties?.spec;
       if (spec?.properties) spec.properties.content = { type: 'string', pattern: '^(a+)+$' };
-      await writeFile(join(dir, 'crd.yaml'), stringify(crd));
-      await writeFile(join(dir, 'site.yaml'), stringify(site('shop', { content: `${'a'.repeat(30)}!` })));
+      await writeFile(join(dir, 'crd.yaml'), dump(crd));
+      await writeFile(join(dir, 'site.yaml'), dump(site('shop', { content: `${'a'.repeat(30)}!` })));
       const started = performance.now();
       const result = await cli(['validate', '--crd', join(dir, 'crd.yaml'), join(dir, 'site.yaml')]);
       expect(performance.now() - started).to.be.below(2000);
