@@ -15,6 +15,8 @@
  * each server's CPU per request from /proc/PID/stat.
  * Each phase also reports the CPU time the hypervisor stole from this machine (/proc/stat), since on
  * a shared VM that, not the code, can decide a tail.
+ * With a baseline (bench/baseline.ts: the last release, or BENCH_BASELINE=<commit>; none to skip),
+ * phase 1 also runs that tree's webhook the same way, side by side in each round.
  * Run: npm run bench:webhook   (needs wrk: apt-get install wrk; builds vegeta with Go on first use)
  */
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
@@ -27,6 +29,7 @@ import { promisify } from 'node:util';
 import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
 import { webhookRuntime } from '../test/support/webhook-manifest.ts';
+import { baselineTree as baseline } from './baseline.ts';
 import { validateReview } from './validate-review.ts';
 
 const run = promisify(execFile);
@@ -37,6 +40,7 @@ const rate = 1000;
 const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 /** BENCH_WEBHOOK_NODE_OPTIONS overrides the manifest's NODE_OPTIONS for our webhook. */
 const webhookNodeOptions = process.env.BENCH_WEBHOOK_NODE_OPTIONS ?? webhookRuntime().nodeOptions;
+const baselineNodeOptions = process.env.BENCH_BASELINE_NODE_OPTIONS ?? '';
 const VEGETA = 'github.com/tsenart/vegeta/v12@v12.13.0';
 const { name: reviewName, text: review } = validateReview();
 
@@ -67,22 +71,23 @@ async function withSteal<T extends object>(measure: () => Promise<T>): Promise<T
 
 type Server = Awaited<ReturnType<typeof startServer>>;
 
-async function startServer(mode: 'bare' | 'webhook' | 'go', certDir: string) {
+/** `webhook` from this tree, or from the baseline's (`tree`), run the same way. */
+async function startServer(
+  mode: 'bare' | 'webhook' | 'go',
+  certDir: string,
+  tree = new URL('../', import.meta.url).pathname,
+) {
   const goPort = mode === 'go' ? await freePort() : 0;
   const child =
     mode === 'go'
       ? spawn(goWebhookBinary(), ['--cert-dir', certDir, '--port', String(goPort)], {
           stdio: ['ignore', 'pipe', 'pipe'],
         })
-      : spawn(
-          process.execPath,
-          [new URL('./webhook-server.ts', import.meta.url).pathname, '--mode', mode, '--cert-dir', certDir],
-          {
-            stdio: ['ignore', 'pipe', 'inherit'],
-            // The webhook runs with the manifest's NODE_OPTIONS (heap sizes), as it ships.
-            env: mode === 'webhook' ? { ...process.env, NODE_OPTIONS: webhookNodeOptions } : process.env,
-          },
-        );
+      : spawn(process.execPath, [join(tree, 'bench', 'webhook-server.ts'), '--mode', mode, '--cert-dir', certDir], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+          // The webhook runs with the manifest's NODE_OPTIONS (heap sizes), as it ships.
+          env: mode === 'webhook' ? { ...process.env, NODE_OPTIONS: webhookNodeOptions } : process.env,
+        });
   const [port, metricsPort] =
     mode === 'go'
       ? await goListening(child, goPort)
@@ -249,31 +254,37 @@ await writeFile(
   script,
   `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(review)}\n`,
 );
+const baselineTree = process.env.BENCH_BASELINE === 'none' ? undefined : baseline();
 const bare = await startServer('bare', certs.dir);
 const webhook = await startServer('webhook', certs.dir);
 const go = await startServer('go', certs.dir);
+const previous = baselineTree ? await startServer('webhook', certs.dir, baselineTree.dir) : undefined;
 try {
   // Warm-up: JIT-compile the servers' hot paths before anything is recorded.
-  for (const server of [bare, webhook, go]) {
-    await run('wrk', ['-t1', `-c${connections}`, '-d3s', '-s', script, server.url]);
+  for (const server of [bare, webhook, go, previous]) {
+    if (server) await run('wrk', ['-t1', `-c${connections}`, '-d3s', '-s', script, server.url]);
   }
   const throughput = [];
   for (let round = 1; round <= rounds; round++) {
     const b = await measured(bare, script);
     const w = await measured(webhook, script);
     const g = await measured(go, script);
+    const p = previous ? await measured(previous, script) : undefined;
     throughput.push({
       round,
       bare: b,
       webhook: w,
       controllerRuntime: g,
+      ...(p && { baseline: p }),
       ratio: +(w.requestsPerSecond / b.requestsPerSecond).toFixed(2),
       webhookOverControllerRuntime: +(w.requestsPerSecond / g.requestsPerSecond).toFixed(2),
+      ...(p && { webhookOverBaseline: +(w.requestsPerSecond / p.requestsPerSecond).toFixed(2) }),
     });
   }
   const bareMedian = median(throughput.map((t) => t.bare.requestsPerSecond));
   const webhookMedian = median(throughput.map((t) => t.webhook.requestsPerSecond));
   const goMedian = median(throughput.map((t) => t.controllerRuntime.requestsPerSecond));
+  const baselineMedian = median(throughput.map((t) => t.baseline?.requestsPerSecond ?? 0));
   const latency = [];
   for (let round = 1; round <= rounds; round++) {
     const b = await withSteal(() => vegeta(vegetaPath, bare.url, dir, caFile));
@@ -297,15 +308,34 @@ try {
           controllerRuntimeRequestsPerSecond: goMedian,
           ratio: +(webhookMedian / bareMedian).toFixed(2),
           webhookOverControllerRuntime: +(webhookMedian / goMedian).toFixed(2),
+          ...(previous && {
+            baseline: baselineTree?.label,
+            baselineRequestsPerSecond: baselineMedian,
+            baselineRatio: +(baselineMedian / bareMedian).toFixed(2),
+            webhookOverBaseline: +(webhookMedian / baselineMedian).toFixed(2),
+          }),
           serverCpuMicrosecondsPerRequest: {
             bare: median(throughput.map((t) => t.bare.serverCpuMicrosecondsPerRequest)),
             webhook: median(throughput.map((t) => t.webhook.serverCpuMicrosecondsPerRequest)),
             controllerRuntime: median(throughput.map((t) => t.controllerRuntime.serverCpuMicrosecondsPerRequest)),
+            ...(previous && {
+              baseline: median(throughput.map((t) => t.baseline?.serverCpuMicrosecondsPerRequest ?? 0)),
+            }),
           },
         },
         [`at${rate}PerSecond`]: { connections, seconds: latencySeconds, rounds: latency },
-        peakRssMb: { bare: bare.peakRssMb(), webhook: webhook.peakRssMb(), controllerRuntime: go.peakRssMb() },
-        rssMbAtEnd: { bare: bare.rssMb(), webhook: webhook.rssMb(), controllerRuntime: go.rssMb() },
+        peakRssMb: {
+          bare: bare.peakRssMb(),
+          webhook: webhook.peakRssMb(),
+          controllerRuntime: go.peakRssMb(),
+          ...(previous && { baseline: previous.peakRssMb() }),
+        },
+        rssMbAtEnd: {
+          bare: bare.rssMb(),
+          webhook: webhook.rssMb(),
+          controllerRuntime: go.rssMb(),
+          ...(previous && { baseline: previous.rssMb() }),
+        },
       },
       null,
       2,
@@ -315,6 +345,7 @@ try {
   bare.stop();
   webhook.stop();
   go.stop();
+  previous?.stop();
   await rm(dir, { recursive: true, force: true });
   await rm(certs.dir, { recursive: true, force: true });
 }

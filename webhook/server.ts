@@ -128,7 +128,7 @@ function readinessChecks(state: ServerState, pool: ReviewPool, hostnames: Hostna
     {
       // A review worker replaced after a review ran into its limits takes a moment to start.
       name: 'review-workers',
-      check: () => (pool.readyWorkers > 0 ? { ok: true } : failing(NO_WORKER_NOTE)),
+      check: () => (pool.available ? { ok: true } : failing(NO_WORKER_NOTE)),
     },
     {
       // Ready only once reviews can be sent: the probes answer before the webhook port listens.

@@ -12,6 +12,7 @@ function pool(overrides: Partial<ReviewPoolOptions> = {}) {
     workers: 2,
     deadlineMs: 1_000,
     queueTimeoutMs: 1_000,
+    idleMs: 0,
     resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
     workerData: { baseDomain: 'example.com', limits: {} },
     logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
@@ -117,5 +118,38 @@ describe('webhook: the review pool (scripted workers)', function () {
       code: 503,
       message: 'the webhook is shutting down',
     });
+  });
+
+  it('a worker idle for idleMs stops, is not counted as replaced, and starts again for the next review', async () => {
+    const { reviews, replaced } = pool({ workers: 2, idleMs: 100 });
+    await reviews.start();
+    try {
+      expect(reviews.readyWorkers).to.equal(2);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reviews.readyWorkers, 'both retired').to.equal(0);
+      expect(reviews.available, 'a review sent now still gets a worker').to.equal(true);
+      const answers = await Promise.all([reviews.evaluate(task('answer')), reviews.evaluate(task('sleep:50'))]);
+      expect(answers.map((a) => (a.kind === 'admission' ? a.response.warnings?.[0] : a.kind))).to.deep.equal([
+        'answer',
+        'sleep:50',
+      ]);
+      expect(reviews.readyWorkers, 'two waiting reviews started both again').to.equal(2);
+      expect(replaced).to.deep.equal([]);
+    } finally {
+      await reviews.close();
+    }
+  });
+
+  it('is not available while the only worker is being replaced after it exited', async () => {
+    const { reviews } = pool({ workers: 1 });
+    await reviews.start();
+    try {
+      await reviews.evaluate(task('exit'));
+      expect(reviews.available).to.equal(false);
+      expect((await reviews.evaluate(task('answer'))).kind).to.equal('admission');
+      expect(reviews.available).to.equal(true);
+    } finally {
+      await reviews.close();
+    }
   });
 });

@@ -79,9 +79,10 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
  * Reads the whole body, refusing more than `limit` bytes with 413 as soon as the declared length or
  * the bytes received pass it: the rest is never read (the answer closes the connection). Leaner than
  * body-parser on the hot path: no content-type negotiation (decodeJsonBody checks the type) and no
- * inflation (the API server does not compress webhook requests). The body lands in one buffer of
- * its own (never Node's shared pool), sized by Content-Length when there is one, so it is held once
- * and a review worker can take it over without a copy.
+ * inflation (the API server does not compress webhook requests). A body that arrives in one chunk
+ * (most do) is that chunk, neither copied nor allocated again; a larger one lands in one buffer of
+ * its own, sized by Content-Length when there is one, so it is held once and a review worker can take
+ * it over without a copy.
  */
 function readBody(
   req: IncomingMessage,
@@ -108,16 +109,19 @@ function readBody(
     }
     hold.bytes += declared;
   }
-  const body = sized ? Buffer.allocUnsafeSlow(declared) : undefined;
+  let whole: Buffer | undefined;
+  let body: Buffer | undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
   const onData = (chunk: Buffer) => {
-    if (body && size + chunk.length <= body.length) {
-      size += chunk.copy(body, size);
+    if (sized && size + chunk.length <= declared) {
+      if (size === 0 && chunk.length === declared) whole = chunk;
+      else chunk.copy((body ??= Buffer.allocUnsafeSlow(declared)), size);
+      size += chunk.length;
       return;
     }
-    if (!body && size + chunk.length <= limit && budget.take(chunk.length)) {
+    if (!sized && size + chunk.length <= limit && budget.take(chunk.length)) {
       hold.bytes += chunk.length;
       chunks.push(chunk);
       size += chunk.length;
@@ -133,11 +137,13 @@ function readBody(
   req.on('end', () => {
     if (finished) return;
     finished = true;
+    if (whole) return done(whole);
     if (body) return done(size === body.length ? body : body.subarray(0, size));
-    const whole = Buffer.allocUnsafeSlow(size);
+    if (sized) return done(Buffer.alloc(0));
+    const joined = Buffer.allocUnsafeSlow(size);
     let at = 0;
-    for (const chunk of chunks) at += chunk.copy(whole, at);
-    done(whole);
+    for (const chunk of chunks) at += chunk.copy(joined, at);
+    done(joined);
   });
   req.on('error', (error) => {
     if (finished) return;

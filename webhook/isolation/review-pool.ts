@@ -12,6 +12,11 @@ export interface ReviewPoolSettings {
   deadlineMs: number;
   /** A review waiting longer for a free worker is answered 503 (the API server's call fails fast). */
   queueTimeoutMs: number;
+  /**
+   * A worker without a review for this long stops, giving its memory back; the next review beyond
+   * the in-thread bounds starts one again (it waits for it, within queueTimeoutMs). 0: never.
+   */
+  idleMs: number;
   /** Each worker's heap: a review that needs more is denied and its worker replaced. */
   resourceLimits: Required<Pick<ResourceLimits, 'maxOldGenerationSizeMb' | 'maxYoungGenerationSizeMb'>> &
     Pick<ResourceLimits, 'stackSizeMb'>;
@@ -37,10 +42,12 @@ interface Job {
 }
 
 interface Slot {
-  worker: Worker;
-  state: 'starting' | 'idle' | 'busy' | 'stopping';
+  worker?: Worker;
+  /** `retired`: stopped after idleMs without a review; started again on demand. */
+  state: 'starting' | 'idle' | 'busy' | 'stopping' | 'retired';
   job?: Job;
   error?: Error;
+  idleTimer?: NodeJS.Timeout;
 }
 
 const FIRST_RESTART_DELAY_MS = 100;
@@ -63,10 +70,12 @@ function defaultScript(): URL {
 }
 
 /**
- * Review workers: each review body goes to a worker thread with a heap of its own and a deadline,
- * so a review built to exhaust memory or time costs one worker (replaced at once) and that review
- * (denied, saying why), never the process or the other reviews. The workers run on every core the
- * main thread leaves, which TLS and HTTP keep busy.
+ * Review workers: each review body beyond the in-thread bounds goes to a worker thread with a heap
+ * of its own and a deadline, so a review built to exhaust memory or time costs one worker (replaced
+ * at once) and that review (denied, saying why), never the process or the other reviews. All of
+ * them start with the pool (a worker that cannot start fails the start); one idle for idleMs stops
+ * and is started again when a review needs it, so a webhook that sees only ordinary reviews holds
+ * no worker's memory.
  */
 export class ReviewPool implements ReviewIsolation {
   private readonly options: ReviewPoolOptions;
@@ -98,6 +107,14 @@ export class ReviewPool implements ReviewIsolation {
     return this.slots.filter((slot) => slot.state === 'idle' || slot.state === 'busy').length;
   }
 
+  /**
+   * Whether a review sent now gets a worker: one is running, or every stopped one retired while
+   * idle (and starts on demand). False only while replacements after failures are starting.
+   */
+  get available(): boolean {
+    return this.readyWorkers > 0 || this.slots.every((slot) => slot.state === 'retired');
+  }
+
   evaluate(task: ReviewTask): Promise<Decided> {
     if (this.closed) return Promise.resolve({ kind: 'failed', code: 503, message: 'the webhook is shutting down' });
     return new Promise((resolve) => {
@@ -116,8 +133,9 @@ export class ReviewPool implements ReviewIsolation {
       this.finish(job, { kind: 'failed', code: 503, message: 'the webhook is shutting down' });
     const exits = this.slots.map((slot) => {
       if (slot.job) this.finish(slot.job, stoppedDecision(slot.job.envelope, 503, 'the webhook is shutting down'));
+      clearTimeout(slot.idleTimer);
       slot.state = 'stopping';
-      return slot.worker.terminate();
+      return slot.worker?.terminate();
     });
     await Promise.all(exits);
   }
@@ -138,7 +156,7 @@ export class ReviewPool implements ReviewIsolation {
     if (slot.state === 'stopping') return;
     if (message.type === 'ready') {
       this.checkHeapLimit(message.heapLimitMb);
-      slot.state = 'idle';
+      this.becameIdle(slot);
       this.restartDelayMs = FIRST_RESTART_DELAY_MS;
       if (this.started && this.slots.every((s) => s.state !== 'starting')) {
         this.started.resolve();
@@ -154,9 +172,27 @@ export class ReviewPool implements ReviewIsolation {
       return;
     }
     slot.job = undefined;
-    slot.state = 'idle';
+    this.becameIdle(slot);
     this.finish(job, message.decided);
     this.dispatch();
+  }
+
+  /** Idle: it retires after idleMs unless a review comes first. */
+  private becameIdle(slot: Slot): void {
+    slot.state = 'idle';
+    const { idleMs } = this.options;
+    if (idleMs <= 0) return;
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => this.retire(slot), idleMs);
+    slot.idleTimer.unref();
+  }
+
+  private retire(slot: Slot): void {
+    if (slot.state !== 'idle' || this.closed) return;
+    const worker = slot.worker;
+    slot.state = 'retired';
+    slot.worker = undefined;
+    void worker?.terminate();
   }
 
   /**
@@ -177,17 +213,30 @@ export class ReviewPool implements ReviewIsolation {
 
   private dispatch(): void {
     for (const slot of this.slots) {
-      if (slot.state !== 'idle') continue;
+      if (slot.state !== 'idle' || slot.worker === undefined) continue;
       const job = this.queue.shift();
       if (job === undefined) break;
       this.options.observer?.queueLength(this.queue.length);
       clearTimeout(job.timer);
+      clearTimeout(slot.idleTimer);
       job.timer = setTimeout(() => this.overran(slot, job), this.options.deadlineMs);
       slot.job = job;
       slot.state = 'busy';
       const body = ownBuffer(job.task.body);
       const message: ToWorker = { id: job.id, path: job.task.path, contentType: job.task.contentType, body };
       slot.worker.postMessage(message, [body]);
+    }
+    this.startRetired();
+  }
+
+  /** Retired workers started again for the reviews still waiting, one for each waiting review. */
+  private startRetired(): void {
+    let starting = this.slots.filter((slot) => slot.state === 'starting').length;
+    for (const [at, slot] of this.slots.entries()) {
+      if (starting >= this.queue.length) return;
+      if (slot.state !== 'retired') continue;
+      this.slots[at] = this.spawn();
+      starting++;
     }
   }
 
@@ -227,7 +276,7 @@ export class ReviewPool implements ReviewIsolation {
   }
 
   private exited(slot: Slot, code: number): void {
-    if (slot.state === 'stopping' || this.closed) return;
+    if (slot.state === 'stopping' || slot.state === 'retired' || this.closed) return;
     const outOfMemory = (slot.error as NodeJS.ErrnoException | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
     const job = slot.job;
     const neverReady = slot.state === 'starting';
@@ -270,7 +319,8 @@ export class ReviewPool implements ReviewIsolation {
   private replace(slot: Slot, reason: ReplacedReason, delayMs = 0): void {
     slot.state = 'stopping';
     slot.job = undefined;
-    void slot.worker.terminate();
+    clearTimeout(slot.idleTimer);
+    void slot.worker?.terminate();
     this.options.observer?.replaced(reason);
     const at = this.slots.indexOf(slot);
     const respawn = () => {
