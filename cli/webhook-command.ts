@@ -43,7 +43,7 @@ const WEBHOOK = new CommandLine('webhook', {
   'review-workers': {
     type: 'string',
     default: String(REVIEW_ISOLATION.workers),
-    help: 'worker threads answering reviews, 1-64',
+    help: 'worker threads deciding the reviews beyond 64 KiB (smaller ones are decided in the main thread), 1-64',
   },
   'review-heap-mb': {
     type: 'string',

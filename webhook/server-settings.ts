@@ -66,7 +66,7 @@ export const CONNECTION_SETTINGS = {
 
 /**
  * Reviews within small bounds are decided where they land, in the main thread: their work is
- * bounded by their size (at most a few milliseconds for the most expensive shapes at these bounds,
+ * bounded by their size (5 ms for the most expensive hostile shape at these bounds, bench/in-thread-bound.ts,
  * docs/webhook-isolation.md), and every review the API server sends for a StaticSite fits. Any other
  * review goes to a worker thread (webhook/isolation/review-pool.ts): two, so one review that runs
  * into a limit leaves the other answering while its worker is replaced. A worker idle for 10 s stops

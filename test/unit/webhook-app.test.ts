@@ -7,8 +7,8 @@ import { createMutator } from '../../webhook/admission/mutate.ts';
 import { SiteSchemas } from '../../webhook/admission/site-schemas.ts';
 import { createValidator } from '../../webhook/admission/validate.ts';
 import { createWebhookApp, createWebhookListener, type WebhookAppOptions } from '../../webhook/http/app.ts';
-import { DEFAULT_MAX_VALUES, exceedsDepth, shapeProblem } from '../../webhook/review/codec.ts';
 import { WebhookMetrics } from '../../webhook/http/metrics.ts';
+import { DEFAULT_MAX_VALUES, exceedsDepth, shapeProblem } from '../../webhook/review/codec.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures are arbitrary JSON that the tests edit in place
 type Json = Record<string, any>;

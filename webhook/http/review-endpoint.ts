@@ -86,11 +86,10 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
  */
 function readBody(
   req: IncomingMessage,
-  limit: number,
-  budget: ByteBudget,
-  hold: { bytes: number },
+  bounds: { limit: number; budget: ByteBudget; hold: { bytes: number } },
   done: (body: Buffer | ReviewError) => void,
 ) {
+  const { limit, budget, hold } = bounds;
   const tooLarge = () => new ReviewError(413, `request entity is too large; limit is ${limit} bytes`);
   const busy = () =>
     new ReviewError(429, `the webhook holds ${budget.limit} bytes of request bodies already; retry later`);
@@ -117,7 +116,10 @@ function readBody(
   const onData = (chunk: Buffer) => {
     if (sized && size + chunk.length <= declared) {
       if (size === 0 && chunk.length === declared) whole = chunk;
-      else chunk.copy((body ??= Buffer.allocUnsafeSlow(declared)), size);
+      else {
+        body ??= Buffer.allocUnsafeSlow(declared);
+        chunk.copy(body, size);
+      }
       size += chunk.length;
       return;
     }
@@ -238,7 +240,7 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     // Given back when the answer is out, whatever happened: the bytes are garbage by then.
     const hold = { bytes: 0 };
     res.once('close', () => budget.give(hold.bytes));
-    readBody(req, maxBodyBytes, budget, hold, (body) => {
+    readBody(req, { limit: maxBodyBytes, budget, hold }, (body) => {
       if (body instanceof ReviewError) return fail(request, body.code, body.message);
       let answered: ReviewAnswer | Promise<ReviewAnswer>;
       try {
