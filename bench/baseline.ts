@@ -53,3 +53,15 @@ export function baselineTree(): BaselineTree | undefined {
   }
   return { label: wanted.label, commit, dir };
 }
+
+/** The baseline's built CLI (`npm run build` in its tree, once, with this Node). */
+export function baselineCli(tree: BaselineTree): string {
+  const built = join(tree.dir, '.built');
+  if (!existsSync(built)) {
+    process.stderr.write(`building the baseline ${tree.label} (once)...\n`);
+    const path = `${join(process.execPath, '..')}:${process.env.PATH ?? ''}`;
+    execFileSync('npm', ['run', 'build'], { cwd: tree.dir, stdio: 'ignore', env: { ...process.env, PATH: path } });
+    writeFileSync(built, `${tree.commit}\n`);
+  }
+  return join(tree.dir, 'dist', 'bin', 'staticsite.js');
+}

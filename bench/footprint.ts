@@ -8,6 +8,8 @@
  * - cert bootstrapper (`certs bootstrap --secret`, a first bootstrap): CPU and peak RSS of the run;
  * - controller (`controller --kubeconfig`, no sites): CPU from spawn to /readyz, RSS then.
  * Probes are read over HTTPS: with a cluster, each process serves its metrics port so by default.
+ * With a baseline (bench/baseline.ts: the last release, or BENCH_BASELINE), its built webhook is
+ * measured the same way in each round, right after ours.
  * Rounds alternate the processes. Run: npm run build && npm run bench:footprint -- [rounds]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -23,6 +25,7 @@ import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
 import { builtCli, webhookArgs } from '../devenv/webhook-process.ts';
 import { webhookRuntime } from '../test/support/webhook-manifest.ts';
+import { baselineCli, baselineTree } from './baseline.ts';
 import { validateReview } from './validate-review.ts';
 
 const rounds = Number(process.argv[2] ?? 3);
@@ -64,6 +67,8 @@ function start(args: string[], env: Record<string, string> = {}): ChildProcess {
 
 /** The webhook runs with its manifest's NODE_OPTIONS, as in a cluster (BENCH_WEBHOOK_NODE_OPTIONS to try others). */
 const webhookNodeOptions = process.env.BENCH_WEBHOOK_NODE_OPTIONS ?? webhookRuntime().nodeOptions;
+/** The baseline (bench/baseline.ts) with the NODE_OPTIONS its manifest had: none before 0.2.0. */
+const baselineNodeOptions = process.env.BENCH_BASELINE_NODE_OPTIONS ?? '';
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
@@ -152,6 +157,11 @@ async function measureLoaded(into: ReturnType<typeof loadedMemory>, pid: number,
 }
 
 const cli = builtCli();
+const baseline = parts.has('webhook') ? baselineTree() : undefined;
+const previous = baseline && {
+  cli: baselineCli(baseline),
+  memory: { toFirstReviewCpu: [] as number[], readyRss: [] as number[], ...loadedMemory() },
+};
 const cp = await new ControlPlane().start();
 const report: Record<string, unknown> = { node: process.version, cpus: cpus().length, loadBefore: loadavg() };
 try {
@@ -159,27 +169,31 @@ try {
   const certs = await loopbackCerts();
   const review = validateReview().text;
   const webhook = { toFirstReviewCpu: [] as number[], readyRss: [] as number[], ...loadedMemory() };
+  type WebhookMemory = typeof webhook;
+  /** One webhook process from spawn to 100,000 reviews answered, its CPU and memory recorded. */
+  async function measureWebhook(path: string, nodeOptions: string, into: WebhookMemory) {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const child = start(
+      [path, ...webhookArgs({ certDir: certs.dir, port, metricsPort, kubeconfig: cp.kubeconfigPath })],
+      { NODE_OPTIONS: nodeOptions },
+    );
+    const pid = child.pid as number;
+    const url = `https://127.0.0.1:${port}/validate`;
+    await until('webhook answers a review', async () => (await load(url, review, 1, certs.ca.certPem)) > 0, child);
+    into.toFirstReviewCpu.push(cpuSeconds(pid));
+    await until('webhook ready', () => ready(metricsPort), child);
+    into.readyRss.push(memoryMb(pid).rss);
+    await measureLoaded(into, pid, () => load(url, review, REVIEWS, certs.ca.certPem));
+    await stop(child);
+  }
   const bare = loadedMemory();
   const bootstrap = { cpu: [] as number[], peak: [] as number[] };
   const controller = { toReadyCpu: [] as number[], readyRss: [] as number[] };
 
   for (let round = 0; round < rounds; round++) {
-    // The webhook, as the image runs it, with its informer.
-    if (parts.has('webhook')) {
-      const [port, metricsPort] = [await freePort(), await freePort()];
-      const child = start(
-        [cli, ...webhookArgs({ certDir: certs.dir, port, metricsPort, kubeconfig: cp.kubeconfigPath })],
-        { NODE_OPTIONS: webhookNodeOptions },
-      );
-      const pid = child.pid as number;
-      const url = `https://127.0.0.1:${port}/validate`;
-      await until('webhook answers a review', async () => (await load(url, review, 1, certs.ca.certPem)) > 0, child);
-      webhook.toFirstReviewCpu.push(cpuSeconds(pid));
-      await until('webhook ready', () => ready(metricsPort), child);
-      webhook.readyRss.push(memoryMb(pid).rss);
-      await measureLoaded(webhook, pid, () => load(url, review, REVIEWS, certs.ca.certPem));
-      await stop(child);
-    }
+    // The webhook, as the image runs it, with its informer; then the baseline's, the same way.
+    if (parts.has('webhook')) await measureWebhook(cli, webhookNodeOptions, webhook);
+    if (previous) await measureWebhook(previous.cli, baselineNodeOptions, previous.memory);
     // The floor: a bare Node HTTPS server, the same client and count.
     if (parts.has('bare')) {
       const port = await freePort();
@@ -247,6 +261,18 @@ try {
     peakRssMb: summary(webhook.peak),
     reviewsPerSecond: summary(webhook.rate),
   };
+  if (previous) {
+    const m = previous.memory;
+    report.baseline = {
+      tree: baseline?.label,
+      nodeOptions: baselineNodeOptions,
+      cpuSecondsToFirstReview: summary(m.toFirstReviewCpu),
+      rssMbWhenReady: summary(m.readyRss),
+      rssMbAfterReviews: summary(m.rssAfter),
+      peakRssMb: summary(m.peak),
+      reviewsPerSecond: summary(m.rate),
+    };
+  }
   report.bareNodeHttps = {
     rssMbAfterRequests: summary(bare.rssAfter),
     anonymousMbAfterRequests: summary(bare.anonAfter),

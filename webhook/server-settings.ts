@@ -69,8 +69,9 @@ export const CONNECTION_SETTINGS = {
  * bounded by their size (5 ms for the most expensive hostile shape at these bounds, bench/in-thread-bound.ts,
  * docs/webhook-isolation.md), and every review the API server sends for a StaticSite fits. Any other
  * review goes to a worker thread (webhook/isolation/review-pool.ts): two, so one review that runs
- * into a limit leaves the other answering while its worker is replaced. A worker idle for 10 s stops
- * (about 30 MiB each) and starts again, in about 0.3 s, when a large review comes. Deadlines stay well inside
+ * into a limit leaves the other answering while its worker is replaced. One starts with the process
+ * (a worker that cannot load fails the start); a worker idle for 10 s stops (about 30 MiB each), and
+ * one starts, in about 0.3 s, when a large review comes. Deadlines stay well inside
  * the 5 s our webhook configurations give a call; the heap fits two maximum-size reviews at once in
  * the manifest's memory limit (test/e2e/webhook-memory.test.ts).
  */
@@ -80,5 +81,6 @@ export const REVIEW_ISOLATION: ReviewIsolationSettings = {
   deadlineMs: 2_000,
   queueTimeoutMs: 2_000,
   idleMs: 10_000,
+  initialWorkers: 1,
   resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
 };

@@ -152,4 +152,17 @@ describe('webhook: the review pool (scripted workers)', function () {
       await reviews.close();
     }
   });
+
+  it('starts initialWorkers with the pool and the others only when reviews wait for them', async () => {
+    const { reviews } = pool({ workers: 2, initialWorkers: 1 });
+    expect(reviews.available, 'not before the first worker is ready').to.equal(false);
+    await reviews.start();
+    try {
+      expect(reviews.readyWorkers).to.equal(1);
+      await Promise.all([reviews.evaluate(task('sleep:50')), reviews.evaluate(task('sleep:50'))]);
+      expect(reviews.readyWorkers, 'the second review started the second worker').to.equal(2);
+    } finally {
+      await reviews.close();
+    }
+  });
 });

@@ -17,6 +17,11 @@ export interface ReviewPoolSettings {
    * the in-thread bounds starts one again (it waits for it, within queueTimeoutMs). 0: never.
    */
   idleMs: number;
+  /**
+   * Workers started with the pool (default: all), proving that the worker loads; the others start
+   * when reviews wait for them.
+   */
+  initialWorkers?: number;
   /** Each worker's heap: a review that needs more is denied and its worker replaced. */
   resourceLimits: Required<Pick<ResourceLimits, 'maxOldGenerationSizeMb' | 'maxYoungGenerationSizeMb'>> &
     Pick<ResourceLimits, 'stackSizeMb'>;
@@ -93,12 +98,14 @@ export class ReviewPool implements ReviewIsolation {
     this.script = options.script ?? defaultScript();
   }
 
-  /** Starts every worker; resolves once all of them take reviews, rejects if one cannot start. */
+  /** Starts the initial workers; resolves once all of them take reviews, rejects if one cannot start. */
   start(): Promise<void> {
     const ready = new Promise<void>((resolve, reject) => {
       this.started = { resolve, reject };
     });
-    for (let i = 0; i < this.options.workers; i++) this.slots.push(this.spawn());
+    const { workers, initialWorkers = workers } = this.options;
+    for (let i = 0; i < workers; i++)
+      this.slots.push(i < Math.max(1, initialWorkers) ? this.spawn() : { state: 'retired' });
     return ready;
   }
 
@@ -108,11 +115,12 @@ export class ReviewPool implements ReviewIsolation {
   }
 
   /**
-   * Whether a review sent now gets a worker: one is running, or every stopped one retired while
-   * idle (and starts on demand). False only while replacements after failures are starting.
+   * Whether a review sent now gets a worker: one is running, or the stopped ones retired while idle
+   * (and start on demand). False while the pool starts and while replacements after failures start.
    */
   get available(): boolean {
-    return this.readyWorkers > 0 || this.slots.every((slot) => slot.state === 'retired');
+    if (this.readyWorkers > 0) return true;
+    return this.started === undefined && this.slots.length > 0 && this.slots.every((slot) => slot.state === 'retired');
   }
 
   evaluate(task: ReviewTask): Promise<Decided> {
