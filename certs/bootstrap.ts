@@ -5,7 +5,14 @@ import { CertsError, isCertsError } from './errors.ts';
 import type { BundleInjector, InjectionResult } from './injector.ts';
 import type { CertsMetrics } from './metrics.ts';
 import { bundlePem, type CertInfo, keyMatches, parseCertificate, parseCertificates, parsePrivateKey } from './pem.ts';
-import { caRotationReason, type LeafState, nextBundle, renewalTime, servingRenewalReason } from './plan.ts';
+import {
+  type BundleDecision,
+  caRotationReason,
+  type LeafState,
+  nextBundle,
+  renewalTime,
+  servingRenewalReason,
+} from './plan.ts';
 import { serviceSans } from './sans.ts';
 import {
   type CertStore,
@@ -76,34 +83,43 @@ export async function bootstrap(config: CertsConfig, deps: BootstrapDeps): Promi
   }
 }
 
+/** What every step of one pass reads, and the actions it has taken so far. */
+interface Pass {
+  config: CertsConfig;
+  deps: BootstrapDeps;
+  generateKey: (spec: KeySpec) => Promise<string>;
+  sans: string[];
+  now: Date;
+  actions: BootstrapAction[];
+}
+
+interface Leaf {
+  cert: CertInfo;
+  keyPem: string;
+}
+
 async function bootstrapOnce(config: CertsConfig, deps: BootstrapDeps): Promise<BootstrapResult> {
-  const { store, clock, logger } = deps;
+  const { store, logger } = deps;
   const generateKey = deps.generateKey ?? generateKeyPem;
   const sans = serviceSans(config.service, config.namespace, config.extraSans);
   const actions: BootstrapAction[] = [];
   const [storedCa, storedServing] = await Promise.all([store.loadCa(), store.loadServing()]);
-  const now = new Date(clock.now());
+  const pass: Pass = { config, deps, generateKey, sans, now: new Date(deps.clock.now()), actions };
 
   // 1. The CA: keep it, or make a new one (first run, due, expired, forced).
   const existing = parseCa(storedCa, store);
   const serving = parseServing(storedServing, store);
-  const rotation = caRotationReason(existing?.cert, now, config);
-  let ca: CurrentCa;
-  if (rotation) {
-    ca = await newCa(config, now, generateKey, existing?.bundle ?? []);
-    actions.push(existing ? 'ca-rotated' : 'ca-created');
-    deps.metrics?.issued.inc({ cert: 'ca' });
-    logger.info(
-      { event: existing ? 'ca-rotated' : 'ca-created', reason: rotation, notAfter: ca.cert.notAfter.toISOString() },
-      existing ? 'rotating the CA' : 'created a CA',
-    );
-  } else {
-    ca = existing as CurrentCa;
-  }
+  const ca = await currentCa(pass, existing);
 
   // 2. The bundle: current CA plus old CAs still in their overlap (from either store).
   const candidates = [...ca.bundle, ...(serving?.bundle ?? [])].filter((c) => c.fingerprint !== ca.cert.fingerprint);
-  const decision = nextBundle(candidates, ca.cert, serving?.leaf.cert, now, config.caOverlapMs);
+  const decision = nextBundle({
+    candidates,
+    current: ca.cert,
+    liveLeaf: serving?.leaf.cert,
+    now: pass.now,
+    overlapMs: config.caOverlapMs,
+  });
   for (const { cert, reason } of decision.dropped) {
     if (!ca.bundle.some((c) => c.fingerprint === cert.fingerprint)) continue; // never stored by us: not a prune
     actions.push('ca-bundle-pruned');
@@ -120,23 +136,50 @@ async function bootstrapOnce(config: CertsConfig, deps: BootstrapDeps): Promise<
   }
 
   // 4. The serving cert.
-  const renewal = servingRenewalReason(serving?.leaf, ca.cert, sans, now, config);
-  let leaf: { cert: CertInfo; keyPem: string };
-  if (renewal) {
-    leaf = await newLeaf(config, sans, ca, now, generateKey);
-    actions.push('serving-issued');
-    deps.metrics?.issued.inc({ cert: 'serving' });
-    logger.info(
-      { event: 'serving-issued', reason: renewal, sans, notAfter: leaf.cert.notAfter.toISOString() },
-      'issued a serving certificate',
-    );
-  } else {
-    leaf = { cert: (serving as ParsedServing).leaf.cert, keyPem: (serving as ParsedServing).keyPem };
-  }
+  const leaf = await currentLeaf(pass, ca, serving);
   if (await store.saveServing({ certPem: leaf.cert.pem, keyPem: leaf.keyPem, caPem: bundle })) {
     actions.push('serving-stored');
   }
+  return summary(pass, { ca, leaf, decision, injected });
+}
 
+/** The stored CA, or a new one when it is missing, due, expired or its rotation forced. */
+async function currentCa(pass: Pass, existing: CurrentCa | undefined): Promise<CurrentCa> {
+  const { config, deps, now } = pass;
+  const rotation = caRotationReason(existing?.cert, now, config);
+  if (!rotation) return existing as CurrentCa;
+  const ca = await newCa(config, now, pass.generateKey, existing?.bundle ?? []);
+  pass.actions.push(existing ? 'ca-rotated' : 'ca-created');
+  deps.metrics?.issued.inc({ cert: 'ca' });
+  deps.logger.info(
+    { event: existing ? 'ca-rotated' : 'ca-created', reason: rotation, notAfter: ca.cert.notAfter.toISOString() },
+    existing ? 'rotating the CA' : 'created a CA',
+  );
+  return ca;
+}
+
+/** The stored serving cert, or a new one signed by `ca` when it is missing, due or no longer fits. */
+async function currentLeaf(pass: Pass, ca: CurrentCa, serving: ParsedServing | undefined): Promise<Leaf> {
+  const { config, deps, sans, now } = pass;
+  const renewal = servingRenewalReason(serving?.leaf, { ca: ca.cert, sans }, now, config);
+  if (!renewal) return { cert: (serving as ParsedServing).leaf.cert, keyPem: (serving as ParsedServing).keyPem };
+  const leaf = await newLeaf(pass, ca);
+  pass.actions.push('serving-issued');
+  deps.metrics?.issued.inc({ cert: 'serving' });
+  deps.logger.info(
+    { event: 'serving-issued', reason: renewal, sans, notAfter: leaf.cert.notAfter.toISOString() },
+    'issued a serving certificate',
+  );
+  return leaf;
+}
+
+/** The gauges, the closing log line and the result of a pass. */
+function summary(
+  pass: Pass,
+  outcome: { ca: CurrentCa; leaf: Leaf; decision: BundleDecision; injected: InjectionResult[] },
+): BootstrapResult {
+  const { config, deps, actions } = pass;
+  const { ca, leaf, decision, injected } = outcome;
   const dues = [renewalTime(leaf.cert, config.renewFraction), renewalTime(ca.cert, config.renewFraction)];
   if (decision.nextDrop) dues.push(decision.nextDrop);
   const nextDue = new Date(Math.min(...dues.map((d) => d.getTime())));
@@ -144,7 +187,7 @@ async function bootstrapOnce(config: CertsConfig, deps: BootstrapDeps): Promise<
   deps.metrics?.expiry.set({ cert: 'serving' }, leaf.cert.notAfter.getTime() / 1000);
   deps.metrics?.bundleSize.set(decision.bundle.length);
   const changed = actions.some((a) => a === 'ca-stored' || a === 'bundle-injected' || a === 'serving-stored');
-  logger.info(
+  deps.logger.info(
     {
       event: 'bootstrap-done',
       changed,
@@ -243,14 +286,9 @@ async function newCa(
   return { cert, keyPem, bundle: [...previous, cert] };
 }
 
-async function newLeaf(
-  config: CertsConfig,
-  sans: string[],
-  ca: CurrentCa,
-  now: Date,
-  generateKey: (spec: KeySpec) => Promise<string>,
-): Promise<{ cert: CertInfo; keyPem: string }> {
-  const keyPem = await generateKey(keySpecFor(config, 'serving'));
+async function newLeaf(pass: Pass, ca: CurrentCa): Promise<Leaf> {
+  const { config, sans, now } = pass;
+  const keyPem = await pass.generateKey(keySpecFor(config, 'serving'));
   const fqdn = `${config.service}.${config.namespace}.svc`;
   const notAfter = Math.min(now.getTime() + config.servingValidityDays * DAY_MS, ca.cert.notAfter.getTime());
   const { certPem } = issueCertificate({

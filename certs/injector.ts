@@ -175,7 +175,7 @@ export class KubeBundleInjector implements BundleInjector {
       const { ops, patched, unchanged } = plan(current);
       if (ops.length === 0) return { object, patched, unchanged };
       try {
-        await this.api.jsonPatch<T>(type, '', name, ops);
+        await this.api.jsonPatch<T>(type, '', name, { operations: ops });
         return { object, patched, unchanged };
       } catch (error) {
         const failure = apiErrorOrThrow(error);

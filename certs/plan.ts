@@ -29,16 +29,22 @@ export interface LeafState {
   key: KeyObject;
 }
 
+/** What the serving cert must be: signed by the current CA, for exactly these SANs. */
+export interface WantedLeaf {
+  ca: CertInfo;
+  sans: readonly string[];
+}
+
 /** Why the serving cert must be (re)issued now, or undefined to keep it. */
 export function servingRenewalReason(
   leaf: LeafState | undefined,
-  ca: CertInfo,
-  wantedSans: readonly string[],
+  wanted: WantedLeaf,
   now: Date,
   config: Pick<CertsConfig, 'renewFraction' | 'forceServingRenewal'>,
 ): string | undefined {
   if (!leaf) return 'no serving certificate yet';
   const { cert } = leaf;
+  const { ca, sans: wantedSans } = wanted;
   if (config.forceServingRenewal) return 'renewal forced';
   if (!keyMatches(cert, leaf.key)) return 'tls.key does not belong to tls.crt';
   if (!signedBy(cert, ca)) return 'signed by another CA than the current one';
@@ -61,6 +67,17 @@ export interface BundleDecision {
   nextDrop?: Date;
 }
 
+export interface BundleInputs {
+  /** The certificates of the stored bundles other than the current CA. */
+  candidates: readonly CertInfo[];
+  /** The CA that signs serving certs from now on. */
+  current: CertInfo;
+  /** The serving cert stored before this run, if any. */
+  liveLeaf: CertInfo | undefined;
+  now: Date;
+  overlapMs: number;
+}
+
 /**
  * The CA bundle clients should trust: the current CA, plus each older CA while a serving cert it
  * signed may still be live. Every serving cert an old CA signed was issued before the current CA
@@ -69,13 +86,8 @@ export interface BundleDecision {
  * `liveLeaf` (the serving cert stored before this run) is signed by it and unexpired. Order: old first, current last; no
  * duplicates; non-CA certificates are dropped.
  */
-export function nextBundle(
-  candidates: readonly CertInfo[],
-  current: CertInfo,
-  liveLeaf: CertInfo | undefined,
-  now: Date,
-  overlapMs: number,
-): BundleDecision {
+export function nextBundle(inputs: BundleInputs): BundleDecision {
+  const { candidates, current, liveLeaf, now, overlapMs } = inputs;
   const seen = new Set<string>([current.fingerprint]);
   const bundle: CertInfo[] = [];
   const dropped: BundleDecision['dropped'] = [];

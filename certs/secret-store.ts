@@ -146,7 +146,7 @@ export class SecretStore implements CertStore {
     };
     let patched: Secret;
     try {
-      patched = await this.api.mergePatch<Secret>(SECRETS, this.namespace, name, patch);
+      patched = await this.api.mergePatch<Secret>(SECRETS, this.namespace, name, { patch });
     } catch (error) {
       throw this.apiError('patch', name, apiErrorOrThrow(error));
     }

@@ -331,8 +331,9 @@ export function issueCertificate(options: LeafOptions): KeyPair {
 /** An IPv6 address as 32 hex digits. */
 function expandIpv6(written: string): string {
   // A trailing dotted quad (::ffff:192.0.2.1) is the last two groups.
-  const address = written.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a, b, c, d) =>
-    [a, b, c, d]
+  const address = written.replace(/\d+\.\d+\.\d+\.\d+$/, (quad) =>
+    quad
+      .split('.')
       .map((n) => Number(n).toString(16).padStart(2, '0'))
       .join('')
       .replace(/^(.{4})/, '$1:'),

@@ -87,7 +87,7 @@ export async function isServed(api: KubeApi, type: ResourceType): Promise<boolea
   const served = (res.body as { resources?: Array<{ name: string }> } | undefined)?.resources ?? [];
   if (res.status === 200) return served.some((r) => r.name === type.plural);
   if (res.status === 404) return false;
-  throw new ApiError('GET', path, res.status, undefined, res.text);
+  throw new ApiError('GET', path, { code: res.status, text: res.text });
 }
 
 /** The StaticSite API served, or what to do about it. */

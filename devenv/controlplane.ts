@@ -8,7 +8,7 @@ import { dump } from 'js-yaml';
 import type { KeyPair } from '../certs/x509.ts';
 import { packageFile } from '../cli/package-root.ts';
 import { type KubeCredentials, KubeHttp } from './kube-http.ts';
-import { ManagedProcess, startOrUndo } from './managed-process.ts';
+import { ManagedProcess, type ProcessSpec, startOrUndo } from './managed-process.ts';
 import { issueClientCertificate, writeControlPlanePki } from './pki.ts';
 import { freePort } from './ports.ts';
 
@@ -56,10 +56,7 @@ export const DEFAULT_CONTROLLERS = [
 export type ControlPlaneComponent = 'etcd' | 'kube-apiserver' | 'kube-controller-manager';
 
 /** How a component was started, so that a restart runs it exactly the same way. */
-interface ComponentSpec {
-  command: string;
-  args: string[];
-  logPath: string;
+interface ComponentSpec extends ProcessSpec {
   /** True once the component serves again. */
   healthy: () => Promise<boolean>;
   healthyWithinMs: number;
@@ -143,15 +140,7 @@ export class ControlPlane {
     this.dir = await mkdtemp(join(tmpdir(), 'staticsite-cp-'));
     const pki = join(this.dir, 'pki');
     const nodeAddress = this.options.nodeAddress;
-    const written = await writeControlPlanePki(pki, nodeAddress ? [nodeAddress] : []);
-    this.ca = written.ca;
-    const admin = written.admin;
-    if (nodeAddress) {
-      // How the API server authenticates to kubelets, for `kubectl logs` and `exec` on a real node.
-      const client = issueClientCertificate(this.ca, 'kube-apiserver-kubelet-client', ['system:masters']);
-      await writeFile(join(pki, 'kubelet-client.crt'), client.certPem, { mode: 0o600 });
-      await writeFile(join(pki, 'kubelet-client.key'), client.keyPem, { mode: 0o600 });
-    }
+    const admin = await this.writePki(pki);
 
     const [etcdClient, etcdPeer, apiPort, kcmPort] = await Promise.all([
       freePort(),
@@ -196,26 +185,47 @@ export class ControlPlane {
 
     this.kubeconfigPath = join(this.dir, 'admin.kubeconfig');
     await writeFile(this.kubeconfigPath, kubeconfigYaml(this.adminCredentials, 'admin'), { mode: 0o600 });
+    await this.startControllerManager(kcmPort);
+  }
 
+  /**
+   * The cluster CA, the serving and client certificates under `pki` (with a client certificate for
+   * the API server to call kubelets when there is a node address); returns the admin's key pair.
+   */
+  private async writePki(pki: string): Promise<KeyPair> {
+    const nodeAddress = this.options.nodeAddress;
+    const written = await writeControlPlanePki(pki, nodeAddress ? [nodeAddress] : []);
+    this.ca = written.ca;
+    if (nodeAddress) {
+      // How the API server authenticates to kubelets, for `kubectl logs` and `exec` on a real node.
+      const client = issueClientCertificate(this.ca, 'kube-apiserver-kubelet-client', ['system:masters']);
+      await writeFile(join(pki, 'kubelet-client.crt'), client.certPem, { mode: 0o600 });
+      await writeFile(join(pki, 'kubelet-client.key'), client.keyPem, { mode: 0o600 });
+    }
+    return written.admin;
+  }
+
+  /** kube-controller-manager on `port`, once the API server serves and the admin kubeconfig is written. */
+  private async startControllerManager(port: number): Promise<void> {
     const controllers = [
       ...DEFAULT_CONTROLLERS,
-      ...(nodeAddress ? REAL_NODE_CONTROLLERS : []),
+      ...(this.options.nodeAddress ? REAL_NODE_CONTROLLERS : []),
       ...(this.options.controllers ?? []),
     ];
     const controllerManager = this.launch('kube-controller-manager', {
-      command: bin('kube-controller-manager'),
+      command: join(this.binDir, 'kube-controller-manager'),
       args: controllerManagerFlags({
         kubeconfig: this.kubeconfigPath,
         controllers,
-        port: kcmPort,
+        port,
         certDir: join(this.dir, 'kcm-certs'),
         qps: this.options.controllerManagerQps,
       }),
-      logPath: log('kube-controller-manager'),
+      logPath: join(this.dir, 'kube-controller-manager.log'),
       // Its /healthz lists the controllers once they are built: until then, an API server that does
       // not answer makes it exit (it reads its client CA, then discovery, from the API server).
       healthy: async () => {
-        const res = await httpsGet(`https://127.0.0.1:${kcmPort}/healthz?verbose`);
+        const res = await httpsGet(`https://127.0.0.1:${port}/healthz?verbose`);
         return res.status === 200 && res.text.includes(`[+]${DEFAULT_CONTROLLERS[0]} ok`);
       },
       healthyWithinMs: 30_000,
@@ -225,7 +235,7 @@ export class ControlPlane {
 
   private launch(component: ControlPlaneComponent, spec: ComponentSpec): ManagedProcess {
     this.specs.set(component, spec);
-    const p = new ManagedProcess(component, spec.command, spec.args, spec.logPath);
+    const p = new ManagedProcess(component, spec);
     this.processes.push(p);
     return p;
   }
@@ -269,7 +279,7 @@ export class ControlPlane {
     const old = this.process(component);
     if (old.running) await this.kill(component);
     const spec = this.spec(component);
-    const proc = new ManagedProcess(component, spec.command, spec.args, spec.logPath);
+    const proc = new ManagedProcess(component, spec);
     // Same place in the list: stop() still stops the controller manager first and etcd last.
     this.processes[this.processes.indexOf(old)] = proc;
     await this.waitHealthy(component, proc);

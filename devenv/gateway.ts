@@ -96,7 +96,7 @@ export class TraefikGateway {
     ];
     // The provider reads KUBECONFIG when it runs outside a cluster.
     const env = { ...process.env, KUBECONFIG: this.options.kubeconfig };
-    this.process = new ManagedProcess('traefik', binary, args, this.logPath, env);
+    this.process = new ManagedProcess('traefik', { command: binary, args, logPath: this.logPath, env });
     const proc = this.process;
     await waitFor(
       'traefik /ping',

@@ -194,12 +194,11 @@ export class LocalSystem {
   }
 
   private spawn(name: 'certs' | 'webhook' | 'controller', args: string[]): ManagedProcess {
-    const proc = new ManagedProcess(
-      name,
-      process.execPath,
-      [cliMain(), ...args],
-      join(this.controlPlane.dir, `${name}.log`),
-    );
+    const proc = new ManagedProcess(name, {
+      command: process.execPath,
+      args: [cliMain(), ...args],
+      logPath: join(this.controlPlane.dir, `${name}.log`),
+    });
     this.processes.set(name, proc);
     return proc;
   }

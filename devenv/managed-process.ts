@@ -4,6 +4,16 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { PARENT_PID_VARIABLE } from '../process/parent-watch.ts';
 
+/** What a ManagedProcess runs and where its output goes. */
+export interface ProcessSpec {
+  command: string;
+  args: string[];
+  /** Appended to, stdout and stderr alike. */
+  logPath: string;
+  /** Default: this process's environment. */
+  env?: NodeJS.ProcessEnv;
+}
+
 /** A child process whose output goes to a log file and which always gets stopped. */
 export class ManagedProcess {
   readonly name: string;
@@ -13,7 +23,8 @@ export class ManagedProcess {
   private exited = false;
   readonly exit: Promise<number | null>;
 
-  constructor(name: string, command: string, args: string[], logPath: string, env: NodeJS.ProcessEnv = process.env) {
+  constructor(name: string, spec: ProcessSpec) {
+    const { command, args, logPath, env = process.env } = spec;
     this.name = name;
     this.logPath = logPath;
     this.log = createWriteStream(logPath, { flags: 'a' });

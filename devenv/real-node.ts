@@ -315,7 +315,7 @@ export class RealNode {
   }
 
   private spawn(name: string, command: string, args: string[]): ManagedProcess {
-    const p = new ManagedProcess(name, command, args, join(this.dir, `${name}.log`));
+    const p = new ManagedProcess(name, { command, args, logPath: join(this.dir, `${name}.log`) });
     this.processes.push(p);
     return p;
   }

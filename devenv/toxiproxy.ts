@@ -138,12 +138,11 @@ export class Toxiproxy {
     this.dir = await mkdtemp(join(tmpdir(), 'staticsite-toxiproxy-'));
     const port = await freePort();
     this.apiUrl = `http://127.0.0.1:${port}`;
-    this.process = new ManagedProcess(
-      'toxiproxy-server',
-      join(binDir, 'toxiproxy-server'),
-      ['-host', '127.0.0.1', '-port', String(port)],
-      join(this.dir, 'toxiproxy.log'),
-    );
+    this.process = new ManagedProcess('toxiproxy-server', {
+      command: join(binDir, 'toxiproxy-server'),
+      args: ['-host', '127.0.0.1', '-port', String(port)],
+      logPath: join(this.dir, 'toxiproxy.log'),
+    });
     await waitFor('toxiproxy /version', 15_000, async () => (await fetch(`${this.apiUrl}/version`)).ok, this.process);
   }
 

@@ -89,7 +89,12 @@ export class WebhookProcess {
     ];
     const logDir = await mkdtemp(join(tmpdir(), 'staticsite-webhook-process-'));
     const env = { ...(options.uninstrumented ? uninstrumentedEnv(process.env) : process.env), ...options.env };
-    const proc = new ManagedProcess('webhook', process.execPath, args, join(logDir, 'webhook.log'), env);
+    const proc = new ManagedProcess('webhook', {
+      command: process.execPath,
+      args,
+      logPath: join(logDir, 'webhook.log'),
+      env,
+    });
     const secure = options.kubeconfig !== undefined && !(options.args ?? []).includes('--metrics-secure=false');
     const webhook = new WebhookProcess(port, metricsPort, proc, secure ? 'https' : 'http');
     const deadline = Date.now() + 60_000;

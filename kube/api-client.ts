@@ -9,6 +9,23 @@ export interface CallOptions {
   unthrottled?: boolean;
 }
 
+/** What a call sends besides its method and path. */
+interface CallRequest extends CallOptions {
+  body?: unknown;
+  query?: Query;
+  contentType?: string;
+}
+
+/** A merge patch (RFC 7386) and the options of its call. */
+export interface MergePatchRequest extends CallOptions {
+  patch: unknown;
+}
+
+/** JSON Patch operations (RFC 6902) and the options of their call. */
+export interface JsonPatchRequest extends CallOptions {
+  operations: JsonPatchOperation[];
+}
+
 /**
  * The API calls the controller, the webhook's informer and the cert bootstrapper make, as JSON.
  * Every non-2xx answer becomes an ApiError carrying the server's Status, so callers branch on codes
@@ -21,58 +38,57 @@ export class KubeApi {
     this.transport = transport;
   }
 
-  private async call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    query?: Query,
-    options: CallOptions & { contentType?: string } = {},
-  ): Promise<T> {
+  private async call<T>(method: string, path: string, request: CallRequest = {}): Promise<T> {
     const res = await this.transport.request(method, path, {
-      body,
-      query,
-      signal: options.signal,
-      unthrottled: options.unthrottled,
-      contentType: options.contentType,
+      body: request.body,
+      query: request.query,
+      signal: request.signal,
+      unthrottled: request.unthrottled,
+      contentType: request.contentType,
     });
     if (res.status < 200 || res.status > 299) {
-      throw new ApiError(method, path, res.status, res.body as Partial<KubeStatus> | undefined, res.text);
+      throw new ApiError(method, path, {
+        code: res.status,
+        status: res.body as Partial<KubeStatus> | undefined,
+        text: res.text,
+      });
     }
     return res.body as T;
   }
 
   get<T extends KubeObject>(type: ResourceType, namespace: string, name: string, options?: CallOptions): Promise<T> {
-    return this.call<T>('GET', objectPath(type, namespace, name), undefined, undefined, options);
+    return this.call<T>('GET', objectPath(type, namespace, name), options);
   }
 
   list<T extends KubeObject>(type: ResourceType, namespace: string, query: Query, options?: CallOptions) {
-    return this.call<KubeList<T>>('GET', collectionPath(type, namespace), undefined, query, options);
+    return this.call<KubeList<T>>('GET', collectionPath(type, namespace), { ...options, query });
   }
 
   create<T extends KubeObject>(type: ResourceType, namespace: string, object: T, options?: CallOptions): Promise<T> {
-    return this.call<T>('POST', collectionPath(type, namespace), object, undefined, options);
+    return this.call<T>('POST', collectionPath(type, namespace), { ...options, body: object });
   }
 
   /** An ordinary update: PUT with the object's resourceVersion, so a concurrent change is a 409. */
   update<T extends KubeObject>(type: ResourceType, object: T, options?: CallOptions): Promise<T> {
     const { namespace = '', name = '' } = object.metadata;
-    return this.call<T>('PUT', objectPath(type, namespace, name), object, undefined, options);
+    return this.call<T>('PUT', objectPath(type, namespace, name), { ...options, body: object });
   }
 
   updateStatus<T extends KubeObject>(type: ResourceType, object: T, options?: CallOptions): Promise<T> {
     const { namespace = '', name = '' } = object.metadata;
-    return this.call<T>('PUT', objectPath(type, namespace, name, 'status'), object, undefined, options);
+    return this.call<T>('PUT', objectPath(type, namespace, name, 'status'), { ...options, body: object });
   }
 
   mergePatch<T extends KubeObject>(
     type: ResourceType,
     namespace: string,
     name: string,
-    patch: unknown,
-    options?: CallOptions,
+    request: MergePatchRequest,
   ): Promise<T> {
-    return this.call<T>('PATCH', objectPath(type, namespace, name), patch, undefined, {
+    const { patch, ...options } = request;
+    return this.call<T>('PATCH', objectPath(type, namespace, name), {
       ...options,
+      body: patch,
       contentType: MERGE_PATCH_CONTENT_TYPE,
     });
   }
@@ -81,18 +97,19 @@ export class KubeApi {
     type: ResourceType,
     namespace: string,
     name: string,
-    operations: JsonPatchOperation[],
-    options?: CallOptions,
+    request: JsonPatchRequest,
   ): Promise<T> {
-    return this.call<T>('PATCH', objectPath(type, namespace, name), operations, undefined, {
+    const { operations, ...options } = request;
+    return this.call<T>('PATCH', objectPath(type, namespace, name), {
       ...options,
+      body: operations,
       contentType: JSON_PATCH_CONTENT_TYPE,
     });
   }
 
   /** A POST to a path of no resource type (TokenReview, SubjectAccessReview and the like). */
   post<T>(path: string, body: unknown, options?: CallOptions & { query?: Query }): Promise<T> {
-    return this.call<T>('POST', path, body, options?.query, options);
+    return this.call<T>('POST', path, { ...options, body });
   }
 
   watch(type: ResourceType, namespace: string, query: Query, signal: AbortSignal): Promise<TransportStream> {

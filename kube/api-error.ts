@@ -1,5 +1,12 @@
 import type { KubeStatus } from './objects.ts';
 
+/** What the server answered: the HTTP status code, its metav1.Status if it sent one, and the raw body. */
+export interface ServerAnswer {
+  code: number;
+  status?: Partial<KubeStatus> | undefined;
+  text?: string;
+}
+
 /** A non-2xx answer from the API server, carrying its metav1.Status. */
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -10,7 +17,8 @@ export class ApiError extends Error {
   /** The server's own words (metav1.Status message). */
   readonly serverMessage: string;
 
-  constructor(method: string, path: string, code: number, status: Partial<KubeStatus> | undefined, text = '') {
+  constructor(method: string, path: string, answer: ServerAnswer) {
+    const { code, status, text = '' } = answer;
     super(`${method} ${path}: ${code} ${status?.reason ?? ''}: ${status?.message ?? text.slice(0, 300)}`);
     this.serverMessage = status?.message ?? text.slice(0, 300);
     this.code = code;

@@ -234,7 +234,7 @@ export class Informer<T extends KubeObject> {
       );
       if (stream.status !== 200 || !stream.lines) {
         const status = stream.body as Partial<KubeStatus> | undefined;
-        throw new ApiError('WATCH', type.plural, stream.status, status, stream.text);
+        throw new ApiError('WATCH', type.plural, { code: stream.status, status, text: stream.text });
       }
       this.setWatching(true);
       try {
@@ -263,7 +263,7 @@ export class Informer<T extends KubeObject> {
     if (event.type === 'ERROR') {
       const status = event.object as KubeStatus;
       if (status.code === 410) throw new WatchExpired(status.message ?? 'Gone');
-      throw new ApiError('WATCH', this.options.type.plural, status.code ?? 500, status);
+      throw new ApiError('WATCH', this.options.type.plural, { code: status.code ?? 500, status });
     }
     const object = forCache(event.object as T, this.options.type);
     const next = object.metadata.resourceVersion ?? rv;

@@ -194,7 +194,11 @@ export class HostnameClaims {
       unthrottled: call.unthrottled,
     });
     if (res.status >= 200 && res.status <= 299) return true;
-    const error = new ApiError('DELETE', path, res.status, res.body as Partial<KubeStatus> | undefined, res.text);
+    const error = new ApiError('DELETE', path, {
+      code: res.status,
+      status: res.body as Partial<KubeStatus> | undefined,
+      text: res.text,
+    });
     // 404: already gone; 409: the preconditions failed, someone re-made or changed it meanwhile.
     if (res.status === 404 || res.status === 409) return false;
     throw error;

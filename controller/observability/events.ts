@@ -73,7 +73,9 @@ export class ApiEventRecorder implements EventRecorder {
     seen.patchedAt = now;
     if (seen.written === seen.count) return;
     const count = seen.count;
-    await this.options.api.mergePatch(EVENTS, seen.namespace, seen.name, { count, lastTimestamp: formatTime(now) });
+    await this.options.api.mergePatch(EVENTS, seen.namespace, seen.name, {
+      patch: { count, lastTimestamp: formatTime(now) },
+    });
     seen.written = count;
   }
 

@@ -15,7 +15,7 @@ import {
 } from '../../api/index.ts';
 import type { ControlPlane } from '../controlplane.ts';
 import { eventually, installCrd, uninstallCrd } from '../crds.ts';
-import type { KubeHttp } from '../kube-http.ts';
+import type { KubeHttp, KubeResponse } from '../kube-http.ts';
 import { ReviewClient } from '../review-client.ts';
 import { loopbackCerts } from '../webhook-certs.ts';
 import { MUTATING_CONFIGS, VALIDATING_CONFIGS, webhookConfigurations } from '../webhook-configs.ts';
@@ -55,8 +55,9 @@ function siteBody(c: CompareCase, object: Record<string, unknown>, namespace: st
   return { apiVersion: `staticsite.dev/${c.version}`, kind: 'StaticSite', ...object, metadata };
 }
 
-function outcomeOf(status: number, body: unknown, text: string, warnings: string[], latencyMs: number): Outcome {
-  const b = (body ?? {}) as { message?: string; spec?: unknown; metadata?: { finalizers?: string[] } };
+function outcomeOf(res: KubeResponse, latencyMs: number): Outcome {
+  const { status, text, warnings } = res;
+  const b = (res.body ?? {}) as { message?: string; spec?: unknown; metadata?: { finalizers?: string[] } };
   const allowed = status >= 200 && status < 300;
   return {
     allowed,
@@ -83,20 +84,22 @@ async function throughApiServer(admin: KubeHttp, c: CompareCase, namespace: stri
     (body.metadata as Record<string, unknown>).resourceVersion = live.metadata.resourceVersion;
     const started = performance.now();
     const res = await admin.put(`${path(c.version)}/${name}`, body, { query });
-    return outcomeOf(res.status, res.body, res.text, res.warnings, performance.now() - started);
+    return outcomeOf(res, performance.now() - started);
   }
   const started = performance.now();
   const res = await admin.post(path(c.version), siteBody(c, c.object, namespace), { query });
-  return outcomeOf(res.status, res.body, res.text, res.warnings, performance.now() - started);
+  return outcomeOf(res, performance.now() - started);
 }
 
-function review(
-  c: CompareCase,
-  operation: 'CREATE' | 'UPDATE',
-  object: unknown,
-  oldObject: unknown,
-  namespace: string,
-) {
+/** What an AdmissionReview asks about: the operation, the object and (for an update) its old version. */
+interface Change {
+  operation: 'CREATE' | 'UPDATE';
+  object: unknown;
+  oldObject?: unknown;
+}
+
+function review(c: Pick<CompareCase, 'version' | 'fieldValidation'>, namespace: string, change: Change) {
+  const { operation, object, oldObject } = change;
   const name = (object as { metadata: { name: string } }).metadata?.name;
   return {
     apiVersion: 'admission.k8s.io/v1',
@@ -123,8 +126,8 @@ async function hostnameHeld(client: ReviewClient, hostname: string, namespace: s
     metadata: { name: 'cache-probe', namespace },
     spec: { content: 'x', hostname },
   };
-  const c = { version: 'v1' } as CompareCase;
-  const { response } = await client.post('/validate', review(c, 'CREATE', probe, undefined, namespace));
+  const asked = review({ version: 'v1' }, namespace, { operation: 'CREATE', object: probe });
+  const { response } = await client.post('/validate', asked);
   return !response.allowed && (response.status?.message ?? '').includes('Duplicate value');
 }
 
@@ -132,14 +135,16 @@ async function hostnameHeld(client: ReviewClient, hostname: string, namespace: s
 async function direct(client: ReviewClient, c: CompareCase, namespace: string): Promise<Outcome> {
   const admitOnce = async (operation: 'CREATE' | 'UPDATE', object: Record<string, unknown>, old: unknown) => {
     const warnings: string[] = [];
-    const mutated = (await client.post('/mutate', review(c, operation, object, old, namespace))).response;
+    const toMutate = review(c, namespace, { operation, object, oldObject: old });
+    const mutated = (await client.post('/mutate', toMutate)).response;
     warnings.push(...(mutated.warnings ?? []));
     if (!mutated.allowed) return { response: mutated, object, warnings };
     const patched = mutated.patch
       ? jsonPatch.applyPatch(structuredClone(object), JSON.parse(Buffer.from(mutated.patch, 'base64').toString('utf8')))
           .newDocument
       : object;
-    const validated = (await client.post('/validate', review(c, operation, patched, old, namespace))).response;
+    const toValidate = review(c, namespace, { operation, object: patched, oldObject: old });
+    const validated = (await client.post('/validate', toValidate)).response;
     warnings.push(...(validated.warnings ?? []));
     return { response: validated, object: patched, warnings };
   };
@@ -262,12 +267,12 @@ const POLICIES = '/apis/admissionregistration.k8s.io/v1';
  * and F), waits until the API server applies it, and returns how to remove it again.
  */
 async function installAdmission(
-  admin: KubeHttp,
   cp: ControlPlane,
   mode: Exclude<Mode, 'D'>,
   namespace: string,
-  webhook: { url: string; caBundle: string },
+  webhook: WebhookAddress,
 ): Promise<() => Promise<void>> {
+  const admin = cp.admin;
   const probe = (spec: Record<string, unknown>) =>
     admin.post<{ metadata?: { finalizers?: string[] }; message?: string }>(
       `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
@@ -347,14 +352,30 @@ export interface CompareOptions {
   log?: (line: string) => void;
 }
 
+/** Where the API server reaches the webhook, and the CA bundle it trusts it with. */
+interface WebhookAddress {
+  url: string;
+  caBundle: string;
+}
+
+/** What every way's run shares, and what the ways answered so far. */
+interface Run {
+  cp: ControlPlane;
+  corpus: CompareCase[];
+  samples: number;
+  log: (line: string) => void;
+  webhook: WebhookAddress;
+  client: ReviewClient;
+  outcomes: Map<string, Partial<Record<Mode, Outcome>>>;
+  latency: Partial<Record<Mode, LatencySummary>>;
+}
+
 /** Runs every case each way (A to F) on a running control plane and collects what each way answered. */
 export async function runComparison(
   cp: ControlPlane,
   corpus: CompareCase[],
   options: CompareOptions = {},
 ): Promise<Comparison> {
-  const log = options.log ?? (() => {});
-  const samples = options.latencySamples ?? 100;
   const admin = cp.admin;
   const certs = await loopbackCerts();
   // The webhook's StaticSite cache needs the resource to exist before it can sync.
@@ -365,80 +386,93 @@ export async function runComparison(
     kubeconfig: cp.kubeconfigPath,
     baseDomain: 'sites.staticsite.dev',
   });
-  const url = webhook.url;
-  const client = new ReviewClient(webhook.url, certs.ca.certPem);
-  const outcomes = new Map<string, Partial<Record<Mode, Outcome>>>(corpus.map((c) => [c.name, {}]));
-  const latency: Partial<Record<Mode, LatencySummary>> = {};
+  const run: Run = {
+    cp,
+    corpus,
+    samples: options.latencySamples ?? 100,
+    log: options.log ?? (() => {}),
+    webhook: { url: webhook.url, caBundle: certs.caBundle },
+    client: new ReviewClient(webhook.url, certs.ca.certPem),
+    outcomes: new Map(corpus.map((c) => [c.name, {}])),
+    latency: {},
+  };
   const version = await admin.must<{ gitVersion: string }>('GET', '/version');
   try {
-    for (const mode of ['A', 'B', 'C', 'E', 'F'] as const) {
-      const namespace = namespaceOf(mode);
-      log(`${mode}: ${MODES[mode]}`);
-      await cp.ensureNamespace(namespace);
-      await installCrd(admin, crdFor(mode, { url: `${url}/convert`, caBundle: certs.caBundle }));
-      const uninstallAdmission = await installAdmission(admin, cp, mode, namespace, { url, caBundle: certs.caBundle });
-      try {
-        for (const c of corpus) {
-          const slot = outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
-          slot[mode] = await throughApiServer(admin, c, namespace);
-        }
-        latency[mode] = await latencyLoop(samples, async (i) => {
-          await admin.must(
-            'POST',
-            `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
-            {
-              apiVersion: 'staticsite.dev/v1',
-              kind: 'StaticSite',
-              metadata: { name: `latency-${i}` },
-              spec: { content: 'x', hostname: `latency-${i}.example.com` },
-            },
-            { query: { dryRun: 'All' } },
-          );
-        });
-        if (mode === 'C') {
-          // D asks the same webhook while C's objects exist, so the unique-hostname rule sees the same cluster.
-          log(`D: ${MODES.D}`);
-          const held = corpus.flatMap((c) => c.setup.map((o) => (o.spec as { hostname?: string }).hostname ?? ''));
-          await eventually(
-            "the webhook's cache holds C's objects",
-            async () =>
-              (await Promise.all(held.map((h) => h === '' || hostnameHeld(client, h, namespace)))).every(Boolean),
-            60_000,
-          );
-          for (const c of corpus) {
-            const slot = outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
-            slot.D = await direct(client, c, namespace);
-          }
-          const valid = corpus.find((c) => c.name === 'minimal-dev') ?? corpus[0];
-          latency.D = await latencyLoop(samples, async () => {
-            if (valid)
-              await client.post(
-                '/validate',
-                review(valid, 'CREATE', siteBody(valid, valid.object, namespace), undefined, namespace),
-              );
-          });
-        }
-      } finally {
-        // Finalizers first, while the admission objects still answer (the mutating policy denies
-        // every write once its parameters are gone).
-        await clearNamespace(admin, namespace);
-        await uninstallAdmission();
-        await uninstallCrd(admin, CRD_NAME);
-      }
-    }
+    for (const mode of ['A', 'B', 'C', 'E', 'F'] as const) await runWay(run, mode);
   } finally {
-    client.close();
+    run.client.close();
     await webhook.stop();
     await rm(certs.dir, { recursive: true, force: true });
   }
   const cases = corpus.map((testCase) => {
-    const o = outcomes.get(testCase.name) as Record<Mode, Outcome>;
+    const o = run.outcomes.get(testCase.name) as Record<Mode, Outcome>;
     return { testCase, outcomes: o, differences: differencesOf(testCase, o) };
   });
   return {
     kubernetesVersion: version.gitVersion,
     cases,
-    latency: latency as Record<Mode, LatencySummary>,
+    latency: run.latency as Record<Mode, LatencySummary>,
     rules: ruleTable(cases, MODE_LIST),
   };
+}
+
+/** One way through the API server: its CRD and admission in a namespace of its own, every case, its latency (and D after C). */
+async function runWay(run: Run, mode: Exclude<Mode, 'D'>): Promise<void> {
+  const { cp, corpus, webhook } = run;
+  const admin = cp.admin;
+  const namespace = namespaceOf(mode);
+  run.log(`${mode}: ${MODES[mode]}`);
+  await cp.ensureNamespace(namespace);
+  await installCrd(admin, crdFor(mode, { url: `${webhook.url}/convert`, caBundle: webhook.caBundle }));
+  const uninstallAdmission = await installAdmission(cp, mode, namespace, webhook);
+  try {
+    for (const c of corpus) {
+      const slot = run.outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
+      slot[mode] = await throughApiServer(admin, c, namespace);
+    }
+    run.latency[mode] = await latencyLoop(run.samples, async (i) => {
+      await admin.must(
+        'POST',
+        `/apis/staticsite.dev/v1/namespaces/${namespace}/staticsites`,
+        {
+          apiVersion: 'staticsite.dev/v1',
+          kind: 'StaticSite',
+          metadata: { name: `latency-${i}` },
+          spec: { content: 'x', hostname: `latency-${i}.example.com` },
+        },
+        { query: { dryRun: 'All' } },
+      );
+    });
+    // D asks the same webhook while C's objects exist, so the unique-hostname rule sees the same cluster.
+    if (mode === 'C') await runDirect(run, namespace);
+  } finally {
+    // Finalizers first, while the admission objects still answer (the mutating policy denies
+    // every write once its parameters are gone).
+    await clearNamespace(admin, namespace);
+    await uninstallAdmission();
+    await uninstallCrd(admin, CRD_NAME);
+  }
+}
+
+/** D: every case asked of the webhook directly, once its cache holds the objects C left in `namespace`. */
+async function runDirect(run: Run, namespace: string): Promise<void> {
+  const { corpus, client } = run;
+  run.log(`D: ${MODES.D}`);
+  const held = corpus.flatMap((c) => c.setup.map((o) => (o.spec as { hostname?: string }).hostname ?? ''));
+  await eventually(
+    "the webhook's cache holds C's objects",
+    async () => (await Promise.all(held.map((h) => h === '' || hostnameHeld(client, h, namespace)))).every(Boolean),
+    60_000,
+  );
+  for (const c of corpus) {
+    const slot = run.outcomes.get(c.name) as Partial<Record<Mode, Outcome>>;
+    slot.D = await direct(client, c, namespace);
+  }
+  const valid = corpus.find((c) => c.name === 'minimal-dev') ?? corpus[0];
+  run.latency.D = await latencyLoop(run.samples, async () => {
+    if (valid) {
+      const object = siteBody(valid, valid.object, namespace);
+      await client.post('/validate', review(valid, namespace, { operation: 'CREATE', object }));
+    }
+  });
 }

@@ -37,12 +37,11 @@ describe('e2e: --metrics-bind-address and --health-probe-bind-address on the bui
     const scheme = secure ? 'https' : 'http';
     const token = secure ? await metricsReaderToken(cp) : undefined;
     const [metrics, probes] = [await freePort(), await freePort()];
-    const proc = new ManagedProcess(
-      name,
-      process.execPath,
-      [builtCli(), ...args(metrics, probes)],
-      join(dir, `${name}.log`),
-    );
+    const proc = new ManagedProcess(name, {
+      command: process.execPath,
+      args: [builtCli(), ...args(metrics, probes)],
+      logPath: join(dir, `${name}.log`),
+    });
     try {
       await eventually(
         `${name} ready on the probes port`,

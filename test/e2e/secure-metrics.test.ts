@@ -34,10 +34,9 @@ describe('e2e: secure metrics (the built controller)', function () {
 
   async function controller(extra: string[]): Promise<{ proc: ManagedProcess; port: number }> {
     const port = await freePort();
-    const proc = new ManagedProcess(
-      'controller',
-      process.execPath,
-      [
+    const proc = new ManagedProcess('controller', {
+      command: process.execPath,
+      args: [
         builtCli(),
         'controller',
         `--kubeconfig=${cp.kubeconfigPath}`,
@@ -46,8 +45,8 @@ describe('e2e: secure metrics (the built controller)', function () {
         `--metrics-bind-address=127.0.0.1:${port}`,
         ...extra,
       ],
-      join(dir, `controller-${port}.log`),
-    );
+      logPath: join(dir, `controller-${port}.log`),
+    });
     return { proc, port };
   }
 

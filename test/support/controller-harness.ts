@@ -65,10 +65,9 @@ export class ControllerProcess {
     cli?: string;
   }): Promise<ControllerProcess> {
     const port = await freePort();
-    const proc = new ManagedProcess(
-      `controller-${options.identity}`,
-      process.execPath,
-      [
+    const proc = new ManagedProcess(`controller-${options.identity}`, {
+      command: process.execPath,
+      args: [
         options.cli ?? join(repoRoot, 'cli/main.ts'),
         'controller',
         '--kubeconfig',
@@ -81,8 +80,8 @@ export class ControllerProcess {
         options.identity,
         ...options.args,
       ],
-      join(options.logDir, `controller-${options.identity}.log`),
-    );
+      logPath: join(options.logDir, `controller-${options.identity}.log`),
+    });
     return new ControllerProcess(options.identity, port, proc, await metricsReaderToken(options.controlPlane));
   }
 

@@ -81,7 +81,10 @@ describe('cli: the error handler prints any thrown value', () => {
   };
 
   it('an API error with a numeric code (the HTTP status): exit 1 and its message', async () => {
-    const error = new ApiError('GET', '/version', 503, { reason: 'ServiceUnavailable', message: 'etcd is down' });
+    const error = new ApiError('GET', '/version', {
+      code: 503,
+      status: { reason: 'ServiceUnavailable', message: 'etcd is down' },
+    });
     expect(await runWith(error)).to.deep.equal({
       code: 1,
       stderr: 'staticsite boom: GET /version: 503 ServiceUnavailable: etcd is down\n',

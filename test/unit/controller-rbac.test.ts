@@ -198,7 +198,7 @@ describe('controller: RBAC manifest', () => {
       metadata: { name: 'e', namespace: NS },
     });
     await api.mergePatch({ group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true }, NS, 'e', {
-      count: 2,
+      patch: { count: 2 },
     });
     // Leader election: create, then get + update.
     const stop = new AbortController();
