@@ -1,5 +1,5 @@
 # One small image for the webhook, the controller and the cert bootstrapper.
-# With a registry:     docker build -t staticsite-operator:0.1.0 .
+# With a registry:     docker build -t staticsite-operator:0.1.0 --build-arg STATICSITE_COMMIT=$(git rev-parse HEAD) .
 # Without a registry:  npm run image   (makes the two bases here and passes them as build args)
 ARG BUILD_BASE=node:24-bookworm-slim
 ARG RUNTIME_BASE=gcr.io/distroless/nodejs24-debian12:nonroot
@@ -14,6 +14,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources: everything .dockerignore lets through; tsconfig.build.json names the folders that build.
 COPY . .
+# The commit `staticsite --version` names (npm run image passes it; the context has no .git): unset, `unknown`.
+ARG STATICSITE_COMMIT=
 RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && mkdir -p /owned/pki /owned/webhook-certs /owned/records /owned/dns
 

@@ -5,6 +5,7 @@ import module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { watchParent } from '../process/parent-watch.ts';
+import { buildCommit } from './build-commit.ts';
 import { packageRoot } from './package-root.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
@@ -61,7 +62,8 @@ export async function run(argv: string[], io: CommandIO, commands: CommandTable 
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === 'version') {
-    io.stdout(`staticsite ${version()}\n`);
+    // The commit the build recorded (devenv/build/bundle-cli.ts); `unknown` when run from source.
+    io.stdout(`staticsite ${version()} (commit ${buildCommit(import.meta.url)})\n`);
     return 0;
   }
   const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;

@@ -10,8 +10,10 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { COMMIT_FILE } from '../../cli/build-commit.ts';
 import { packageRoot } from '../../cli/package-root.ts';
 import { BUILD_ID_FILE } from '../../cli/validate/build-id.ts';
+import { sourceCommit } from './source-commit.ts';
 
 /** The ES-module dependencies the CLI loads on every `validate`: bundled. Any other dependency stays external. */
 export const BUNDLED_DEPENDENCIES = ['@marcbachmann/cel-js', 'js-yaml', 're2js'];
@@ -46,3 +48,6 @@ for (const file of readdirSync(join(root, 'dist/bin'))
   hash.update(file).update(readFileSync(join(root, 'dist/bin', file)));
 }
 writeFileSync(join(root, 'dist/bin', BUILD_ID_FILE), `${hash.digest('hex')}\n`);
+
+// The commit this build comes from, for `staticsite --version` (cli/build-commit.ts).
+writeFileSync(join(root, 'dist/bin', COMMIT_FILE), `${sourceCommit(root)}\n`);

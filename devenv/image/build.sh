@@ -106,11 +106,16 @@ build_keyed "$runtime_base" "$runtime_key" "$contexts/node-runtime" "$here/bases
   --build-arg "DEBIAN_BASE=$debian_image"
 
 # 3. The operator image: the Dockerfile users build, on the local bases. Docker's layer cache
-# keys every step by its inputs, so an unchanged tree rebuilds nothing.
+# keys every step by its inputs, so an unchanged tree rebuilds nothing (at a new commit, only the
+# `npm run build` step runs again: the commit is one of its inputs).
 version=$("$node_bin" -p "require('$repo/package.json').version")
 operator_image="staticsite-operator:$version"
-say "building $operator_image..."
-docker_build -t "$operator_image" --build-arg "BUILD_BASE=$build_base" --build-arg "RUNTIME_BASE=$runtime_base" "$repo"
+# The commit `staticsite --version` names: the build context has no .git (devenv/build/source-commit.ts).
+commit=$("$node_bin" --input-type=module --eval \
+  "import { sourceCommit } from '$repo/devenv/build/source-commit.ts'; console.log(sourceCommit('$repo'))")
+say "building $operator_image ($commit)..."
+docker_build -t "$operator_image" --build-arg "BUILD_BASE=$build_base" --build-arg "RUNTIME_BASE=$runtime_base" \
+  --build-arg "STATICSITE_COMMIT=$commit" "$repo"
 
 # 4. The site image.
 site_image="$LOCAL/nginx-unprivileged:bookworm"

@@ -40,13 +40,13 @@ describe('cli: staticsite crd', () => {
 });
 
 describe('cli: staticsite --version', () => {
-  it('prints the version of package.json, exit 0, for --version and version', async () => {
+  it('prints the version of package.json and, from source (no build), commit unknown; exit 0, for --version and version', async () => {
     const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
       version: string;
     };
     for (const flag of ['--version', 'version']) {
       const result = await cli(flag);
-      expect(result).to.deep.equal({ code: 0, stdout: `staticsite ${version}\n`, stderr: '' });
+      expect(result).to.deep.equal({ code: 0, stdout: `staticsite ${version} (commit unknown)\n`, stderr: '' });
     }
   });
 });

@@ -18,6 +18,8 @@ const buildScript = readFileSync(new URL('devenv/image/build.sh', root), 'utf8')
 const goMod = readFileSync(new URL('devenv/controlplane/go.mod', root), 'utf8');
 const kubernetesVersion = /k8s\.io\/kubernetes (v\S+)/.exec(goMod)?.[1];
 const etcdVersion = /go\.etcd\.io\/etcd\/server\/v3 v(\S+)/.exec(goMod)?.[1];
+// Our image, tagged with package.json's version (test/unit/version.test.ts keeps the file's literal equal).
+const operatorImage = `staticsite-operator:${(JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { version: string }).version}`;
 
 function flags(list: string[]): Map<string, string> {
   return new Map(
@@ -61,7 +63,7 @@ describe('docker-compose.yml matches the control plane of the tests', () => {
         expect(override.image, name).to.equal(localImages[name]);
       } else {
         // Our image: built from the Dockerfile on the local bases build.sh tags.
-        expect(service(name).image, name).to.equal('staticsite-operator:0.1.0');
+        expect(service(name).image, name).to.equal(operatorImage);
         expect(override.build?.args, name).to.deep.equal({
           BUILD_BASE: 'staticsite-local/node:24',
           RUNTIME_BASE: 'staticsite-local/nodejs24-runtime:nonroot',
@@ -100,7 +102,7 @@ describe('docker-compose.yml matches the control plane of the tests', () => {
   it('applies the local overlay and runs certs, webhook, controller and the node simulator from our image', () => {
     expect(service('apply-local-overlay').command).to.include('/manifests/overlays/local');
     for (const name of ['certs', 'webhook', 'controller', 'node-simulator']) {
-      expect(service(name).image, name).to.equal('staticsite-operator:0.1.0');
+      expect(service(name).image, name).to.equal(operatorImage);
     }
     expect(service('webhook').command).to.include('--port=8443');
   });
