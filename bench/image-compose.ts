@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { packageRoot } from '../cli/package-root.ts';
 
 const root = packageRoot();
+const image = `staticsite-operator:${(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version}`;
 const args = process.argv.slice(2);
 const rounds = Number(args.find((a) => /^\d+$/.test(a)) ?? 3);
 const cold = args.includes('--cold');
@@ -60,7 +61,7 @@ if (cold) {
 }
 
 report.warmImageSeconds = timed(() => sh('bash', ['devenv/image/build.sh']));
-report.imageBytes = Number(sh('docker', ['image', 'inspect', '--format', '{{.Size}}', 'staticsite-operator:0.1.0']));
+report.imageBytes = Number(sh('docker', ['image', 'inspect', '--format', '{{.Size}}', image]));
 
 const noCache: number[] = [];
 const host: number[] = [];
