@@ -3,7 +3,8 @@
  * HTTPRoute example with Gateway API's standard CRDs, the first time (--no-cache: every CRD file
  * parsed, the HTTPRoute CRD checked) and again with what an earlier run remembered (--cache-dir),
  * beside `node -e 0` and kubectl-validate (built by bench/validators/build.sh) on the same files.
- * Rounds alternate the tools; CPU is user + system from GNU time. Run: npm run bench:validate-startup -- [rounds]
+ * With a baseline (bench/baseline.ts: the last release or BENCH_BASELINE), its built CLI runs the
+ * same two ways in every round. Rounds alternate the tools; CPU is user + system from GNU time. Run: npm run bench:validate-startup -- [rounds]
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { thirdPartyModuleDir } from '../devenv/third-party-crds.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
+import { baselineCli, baselineTree } from './baseline.ts';
 import { type Measured, measure, median, spread } from './gnu-time.ts';
 
 const rounds = Number(process.argv[2] ?? 10);
@@ -32,6 +34,14 @@ const cache = join(dir, 'cache');
 const ours = (flags: string[]) => [process.execPath, builtCli(), 'validate', ...flags, '--crd', standard, object];
 spawnSync(process.execPath, [builtCli(), 'validate', '--cache-dir', cache, '--crd', standard, object]);
 
+// The last release's built CLI (bench/baseline.ts), the same runs, side by side.
+const baseline = baselineTree();
+const previous = baseline && baselineCli(baseline);
+const previousCache = join(dir, 'baseline-cache');
+if (previous)
+  spawnSync(process.execPath, [previous, 'validate', '--cache-dir', previousCache, '--crd', standard, object]);
+const theirs = (flags: string[]) => [process.execPath, previous ?? '', 'validate', ...flags, '--crd', standard, object];
+
 const tools: Array<{ name: string; argv: string[] }> = [
   { name: 'node -e 0', argv: [process.execPath, '-e', '0'] },
   { name: 'staticsite validate, first run (--no-cache)', argv: ours(['--no-cache']) },
@@ -40,6 +50,12 @@ const tools: Array<{ name: string; argv: string[] }> = [
     name: 'kubectl-validate v0.0.4',
     argv: [join(validators, 'kubectl-validate'), '--local-crds', crdsOnly, '--version', '1.30', object],
   },
+  ...(previous
+    ? [
+        { name: `${baseline?.label}: first run (--no-cache)`, argv: theirs(['--no-cache']) },
+        { name: `${baseline?.label}: CRDs remembered (--cache-dir)`, argv: theirs(['--cache-dir', previousCache]) },
+      ]
+    : []),
 ];
 const load = loadavg()[0] ?? 0;
 const samples = new Map<string, Measured[]>();

@@ -127,6 +127,17 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
   const flags = WEBHOOK.parse(args).values;
   const { secureMetrics, ...options } = serverOptions(flags);
   const logger = createProcessLogger('staticsite-webhook', flags['log-level']);
+  // A signal before the webhook serves ends the process at once (nothing is in flight yet); from the
+  // moment it serves, a signal drains it. Both handlers are in place before the server starts, so
+  // no signal finds the process without one.
+  let stop: (signal: string) => void = (signal) => {
+    logger.info({ signal }, 'shutting down before serving');
+    process.exit(0);
+  };
+  const onSigterm = () => stop('SIGTERM');
+  const onSigint = () => stop('SIGINT');
+  process.once('SIGTERM', onSigterm);
+  process.once('SIGINT', onSigint);
   const metricsSecurity = secureMetrics ? await webhookMetricsSecurity(flags.kubeconfig, logger) : undefined;
   let webhook: Awaited<ReturnType<typeof startWebhookServer>>;
   try {
@@ -145,6 +156,8 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
     };
     webhook = await startWebhookServer(settings);
   } catch (error) {
+    process.off('SIGTERM', onSigterm);
+    process.off('SIGINT', onSigint);
     if (error instanceof CredentialsError) {
       io.stderr(`staticsite webhook: ${error.message}\n`);
       return 1;
@@ -152,12 +165,10 @@ export async function webhookCommand(args: string[], io: CommandIO): Promise<num
     throw error;
   }
   await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
+    stop = (signal: string) => {
       logger.info({ signal }, 'shutting down');
       webhook.close().then(resolve, resolve);
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
   });
   return 0;
 }

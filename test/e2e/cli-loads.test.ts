@@ -168,8 +168,11 @@ describe('e2e: the built CLI loads devenv/ only for the dev commands (node dist/
         dir,
         /"msg":"webhook serving"/,
       );
-      // Not its exit code: a SIGTERM right after "webhook serving" can come before the command's own handler.
+      // The command's signal handlers are in place before it serves: the SIGTERM sent on "webhook
+      // serving" drains it and it exits 0, never killed by the signal.
       expect(run.output).to.match(/"msg":"webhook serving"/);
+      expect(run.output).to.match(/"msg":"webhook stopped"/);
+      expect(run.code, run.output).to.equal(0);
       // The recorder runs in the worker threads too: the worker's entry is among the loaded files.
       expect(run.modules).to.include('dist/bin/review-worker.js');
       expect(devenvIn(run.modules)).to.deep.equal([]);
