@@ -2,7 +2,8 @@
  * A coverage-guided fuzzer for the shipped webhook: the built CLI (`node dist/bin/staticsite.js
  * webhook`, its review workers as they ship) runs under its inspector; every input is a review
  * mutated from the corpus, posted over HTTPS, and kept in the corpus when V8's block coverage of
- * the process or of a review worker shows something that never ran before. Jazzer.js would do
+ * the process (where ordinary reviews are decided) or of a review worker (where large ones are)
+ * shows something that never ran before. Jazzer.js would do
  * this natively, but its prebuilt fuzzer needs a newer glibc than Debian 12's; V8's precise
  * coverage needs nothing but Node.
  *
@@ -78,7 +79,8 @@ class WebhookTarget {
     });
     const coverage = await CoverageClient.attach(inspectPort, (script) => script.includes('/dist/bin/'));
     const deadline = Date.now() + 10_000;
-    while (coverage.workerCount < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // One review worker starts with the process; the others attach when large reviews start them.
+    while (coverage.workerCount < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     return new WebhookTarget(webhook, new ReviewClient(webhook.url, certs.ca.certPem, NO_ANSWER_MS), coverage);
   }
 
