@@ -12,7 +12,18 @@ import type { CertStore } from '../certs/index.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import type { ObservabilityAddresses } from '../observability/probes-server.ts';
-import { CommandLine, duration, formatDuration, listenPort, oneOf, positiveInt, subcommand } from './flags.ts';
+import { APISERVER_CLIENT } from './certs-apiserver-client.ts';
+import {
+  CommandLine,
+  duration,
+  formatDuration,
+  helpOf,
+  listenPort,
+  oneOf,
+  positiveInt,
+  subcommand,
+  usageOf,
+} from './flags.ts';
 import { processFlags, processSettings } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
@@ -81,8 +92,8 @@ const BOOTSTRAP = new CommandLine('certs bootstrap', {
   renew: { type: 'boolean', default: false, help: 'issue a new serving certificate now' },
 });
 
-export const usage = BOOTSTRAP.synopsis();
-export const help = BOOTSTRAP.help();
+export const usage = usageOf([BOOTSTRAP, APISERVER_CLIENT]);
+export const help = helpOf([BOOTSTRAP, APISERVER_CLIENT]);
 
 type BootstrapFlags = ReturnType<typeof BOOTSTRAP.parse>['values'];
 
@@ -161,9 +172,15 @@ function readFlags(flags: BootstrapFlags): CertsRun {
   };
 }
 
-/** `staticsite certs bootstrap`: issue, store, inject, and with --watch keep renewing. */
+/**
+ * `staticsite certs bootstrap`: issue, store, inject, and with --watch keep renewing.
+ * `staticsite certs apiserver-client`: the API server's client certificate for `webhook --client-ca`.
+ */
 export async function certsCommand(args: string[], io: CommandIO, injected?: CertsCommandDeps): Promise<number> {
-  const [, rest] = subcommand(args, ['bootstrap']);
+  const [name, rest] = subcommand(args, ['bootstrap', 'apiserver-client']);
+  if (name === 'apiserver-client') {
+    return (await import('./certs-apiserver-client.ts')).apiServerClientCommand(rest, io);
+  }
   const run = readFlags(BOOTSTRAP.parse(rest).values);
   const deps = injected ?? (await defaultDeps());
   const passes = await bootstrapper(run, io, deps);

@@ -15,6 +15,11 @@ const WEBHOOK = new CommandLine('webhook', {
     required: true,
     help: 'a directory with tls.crt and tls.key, reloaded when they change',
   },
+  'client-ca': {
+    type: 'string',
+    value: 'FILE',
+    help: 'require callers (the API server) to present a client certificate signed by a CA in FILE; reloaded when it changes',
+  },
   port: { type: 'string', default: '8443', help: 'serve /mutate, /validate and /convert here (0: any free port)' },
   'metrics-port': { type: 'string', default: '8080', help: 'serve /metrics and the probes here (0: any free port)' },
   ...processFlags(),
@@ -67,6 +72,13 @@ function hasCluster(kubeconfig: string | undefined): boolean {
   return kubeconfig !== undefined || process.env.KUBERNETES_SERVICE_HOST !== undefined;
 }
 
+/** `--client-ca FILE`: absent means server TLS only; an empty value is a usage error. */
+export function clientCaFile(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError('--client-ca needs a file of PEM CA certificates');
+  return value;
+}
+
 /** The server's options that come from flags alone, every value read and checked. */
 function serverOptions(flags: WebhookFlags) {
   const certDir = flags['cert-dir'];
@@ -75,6 +87,7 @@ function serverOptions(flags: WebhookFlags) {
   return {
     secureMetrics: settings.secureMetrics,
     certDir,
+    clientCaFile: clientCaFile(flags['client-ca']),
     port: listenPort('--port', flags.port),
     metricsPort,
     observability: settings.addresses,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { dump } from 'js-yaml';
+import { admissionConfigurationYaml } from '../certs/apiserver-client.ts';
 import type { KeyPair } from '../certs/x509.ts';
 import { packageFile } from '../cli/package-root.ts';
 import { type KubeCredentials, KubeHttp } from './kube-http.ts';
@@ -32,6 +33,12 @@ export interface ControlPlaneOptions {
    * Deployments and ReplicaSets a benchmark raises so that the controller under test is the limit.
    */
   controllerManagerQps?: number;
+  /**
+   * A kubeconfig (YAML) for the API server's calls to admission webhooks: written into the temp dir
+   * with an AdmissionConfiguration naming it for both webhook plugins, which kube-apiserver reads
+   * from `--admission-control-config-file` (certs/apiserver-client.ts: users by webhook host).
+   */
+  webhookClientKubeconfig?: string;
 }
 
 /** What real pods need from kube-controller-manager beyond DEFAULT_CONTROLLERS. */
@@ -167,6 +174,7 @@ export class ControlPlane {
     this.admin = new KubeHttp(this.adminCredentials);
 
     await this.waitHealthy('etcd', etcd);
+    const admissionConfigFile = await this.writeAdmissionConfig();
 
     const apiserver = this.launch('kube-apiserver', {
       command: bin('kube-apiserver'),
@@ -176,6 +184,7 @@ export class ControlPlane {
         pki,
         certDir: join(this.dir, 'apiserver-certs'),
         nodeAddress,
+        admissionConfigFile,
       }),
       logPath: log('kube-apiserver'),
       healthy: async () => (await this.admin.get('/readyz')).status === 200,
@@ -186,6 +195,17 @@ export class ControlPlane {
     this.kubeconfigPath = join(this.dir, 'admin.kubeconfig');
     await writeFile(this.kubeconfigPath, kubeconfigYaml(this.adminCredentials, 'admin'), { mode: 0o600 });
     await this.startControllerManager(kcmPort);
+  }
+
+  /** The AdmissionConfiguration and webhook kubeconfig of `webhookClientKubeconfig`, if any: its path. */
+  private async writeAdmissionConfig(): Promise<string | undefined> {
+    const kubeconfig = this.options.webhookClientKubeconfig;
+    if (kubeconfig === undefined) return undefined;
+    const kubeconfigPath = join(this.dir, 'webhook-client.kubeconfig');
+    await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
+    const configPath = join(this.dir, 'admission-configuration.yaml');
+    await writeFile(configPath, admissionConfigurationYaml(kubeconfigPath), { mode: 0o600 });
+    return configPath;
   }
 
   /**
@@ -493,10 +513,19 @@ interface ApiServerFlagInput {
   certDir: string;
   /** See ControlPlaneOptions.nodeAddress. */
   nodeAddress?: string;
+  /** `--admission-control-config-file` (ControlPlaneOptions.webhookClientKubeconfig). */
+  admissionConfigFile?: string;
 }
 
 /** kube-apiserver flags: envtest's set, with RBAC, service-account tokens and our own serving cert. */
-export function apiServerFlags({ etcdUrl, port, pki, certDir, nodeAddress }: ApiServerFlagInput): string[] {
+export function apiServerFlags({
+  etcdUrl,
+  port,
+  pki,
+  certDir,
+  nodeAddress,
+  admissionConfigFile,
+}: ApiServerFlagInput): string[] {
   const addressing = nodeAddress
     ? [
         `--bind-address=${nodeAddress}`,
@@ -529,6 +558,7 @@ export function apiServerFlags({ etcdUrl, port, pki, certDir, nodeAddress }: Api
     `--service-account-signing-key-file=${join(pki, 'sa.key')}`,
     // Without a node no pod runs, so no pod needs a token; a real node's pods get theirs.
     ...(nodeAddress ? [] : ['--disable-admission-plugins=ServiceAccount']),
+    ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
     '--allow-privileged=true',
     '--v=1',
   ];

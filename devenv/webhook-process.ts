@@ -24,6 +24,8 @@ export interface WebhookProcessOptions {
   cli?: string;
   /** Extra environment, e.g. the manifest's NODE_OPTIONS. */
   env?: Record<string, string>;
+  /** The webhook port; default a free one (a caller that must name it beforehand picks it with freePort). */
+  port?: number;
   /** Extra flags after the ones this sets. */
   args?: string[];
   /** Node's own flags, before the CLI (e.g. --inspect). */
@@ -80,7 +82,7 @@ export class WebhookProcess {
   }
 
   static async start(options: WebhookProcessOptions): Promise<WebhookProcess> {
-    const [port, metricsPort] = [await freePort(), await freePort()];
+    const [port, metricsPort] = [options.port ?? (await freePort()), await freePort()];
     const args = [
       ...(options.nodeArgs ?? []),
       options.cli ?? builtCli(),

@@ -21,6 +21,7 @@ import {
   type ReviewIsolationSettings,
   TLS_SETTINGS,
 } from './server-settings.ts';
+import { type ClientCa, readClientCa } from './tls/client-ca.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';
 import {
   type CredentialsFileSystem,
@@ -44,6 +45,11 @@ export interface ShardSource {
 
 export interface WebhookServerOptions {
   certDir: string;
+  /**
+   * `--client-ca`: a file of CA certificates. Callers must then present a client certificate one of
+   * them signed, or the TLS handshake fails before any HTTP is read. Reloaded like the cert dir.
+   */
+  clientCaFile?: string;
   port: number;
   metricsPort: number;
   host?: string;
@@ -83,8 +89,10 @@ const SHUTTING_DOWN_NOTE = 'shutting down: serving the last reviews';
 const NO_WORKER_NOTE = 'no review worker is running yet';
 const NOT_LISTENING_NOTE = 'the webhook port is not listening yet';
 
-function tlsOptions(credentials: ServingCredentials) {
-  return { cert: credentials.certPem, key: credentials.keyPem, ...TLS_SETTINGS };
+function tlsOptions(credentials: ServingCredentials, clientCa: ClientCa | undefined) {
+  const serving = { cert: credentials.certPem, key: credentials.keyPem, ...TLS_SETTINGS };
+  // Without a client CA: server TLS only, as before. With one: no certificate, no handshake.
+  return clientCa ? { ...serving, requestCert: true, rejectUnauthorized: true, ca: clientCa.pem } : serving;
 }
 
 async function listen(server: HttpsServer, port: number, host: string | undefined): Promise<number> {
@@ -98,14 +106,33 @@ interface ServerState {
   draining: boolean;
   listening: boolean;
   certificateProblem: () => string | undefined;
+  clientCaProblem: () => string | undefined;
 }
 
 function failing(note: string) {
   return { ok: false, reason: note, note } as const;
 }
 
+/** `--client-ca`: the file the next start reads; gone or broken means a restart would fail. */
+function clientCaCheck(state: ServerState): Readiness[number] {
+  return {
+    name: 'client-ca',
+    check: () => {
+      const problem = state.clientCaProblem();
+      return problem === undefined
+        ? { ok: true }
+        : { ok: false, reason: problem, note: `client CA not usable: ${problem}` };
+    },
+  };
+}
+
 /** The /readyz checks: each names what is missing. */
-function readinessChecks(state: ServerState, pool: ReviewPool, hostnames: HostnameSource | undefined): Readiness {
+function readinessChecks(
+  state: ServerState,
+  pool: ReviewPool,
+  options: { hostnames: HostnameSource | undefined; clientCa: boolean },
+): Readiness {
+  const { hostnames } = options;
   return [
     {
       // The files the next start reads: gone or broken means a restart would fail.
@@ -117,6 +144,7 @@ function readinessChecks(state: ServerState, pool: ReviewPool, hostnames: Hostna
           : { ok: false, reason: problem, note: `cert dir not usable: ${problem}` };
       },
     },
+    ...(options.clientCa ? [clientCaCheck(state)] : []),
     {
       // Standalone there is no cache to wait for, and no rule that needs one.
       name: 'staticsite-cache',
@@ -175,7 +203,7 @@ function webhookListener(
 
 /** The HTTPS server with the shipped connection settings; while draining, every answer closes its connection. */
 function httpsServer(
-  credentials: ServingCredentials,
+  tls: ReturnType<typeof tlsOptions>,
   reviews: ReturnType<typeof createWebhookListener>,
   state: ServerState,
 ): HttpsServer {
@@ -186,7 +214,7 @@ function httpsServer(
   };
   const server = createHttpsServer(
     {
-      ...tlsOptions(credentials),
+      ...tls,
       handshakeTimeout: CONNECTION_SETTINGS.handshakeTimeoutMs,
       headersTimeout: CONNECTION_SETTINGS.headersTimeoutMs,
       requestTimeout: CONNECTION_SETTINGS.requestTimeoutMs,
@@ -235,31 +263,61 @@ async function shutDown(options: WebhookServerOptions, state: ServerState, parts
   logger.info({}, 'webhook stopped');
 }
 
+/** Re-reads the cert dir and the client CA file, handing each change to the running server. */
+function tlsReloader(
+  options: WebhookServerOptions,
+  context: { server: HttpsServer; metrics: WebhookMetrics; fs: CredentialsFileSystem },
+  initial: { credentials: ServingCredentials; clientCa: ClientCa | undefined },
+): CredentialsReloader {
+  const { server, metrics } = context;
+  const reloader: CredentialsReloader = new CredentialsReloader(initial.credentials, {
+    dir: options.certDir,
+    logger: options.logger,
+    intervalMs: options.certCheckIntervalMs,
+    fs: context.fs,
+    onReload: (next) => {
+      server.setSecureContext(tlsOptions(next, reloader.clientCa));
+      metrics.certExpiry.set(next.notAfter.getTime() / 1000);
+      metrics.certReloads.inc();
+    },
+    clientCa:
+      options.clientCaFile && initial.clientCa
+        ? {
+            file: options.clientCaFile,
+            initial: initial.clientCa,
+            onReload: (next) => server.setSecureContext(tlsOptions(reloader.credentials, next)),
+          }
+        : undefined,
+  });
+  return reloader;
+}
+
 /** Starts the HTTPS webhook and the plain-HTTP probes and metrics listener. */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhook> {
   const { logger } = options;
   const fs = options.fs ?? (await import('node:fs/promises'));
   const credentials = await readServingCredentials(fs, options.certDir);
+  const clientCa = options.clientCaFile === undefined ? undefined : await readClientCa(fs, options.clientCaFile);
   const metrics = new WebhookMetrics();
   metrics.certExpiry.set(credentials.notAfter.getTime() / 1000);
   const isolation = options.isolation ?? REVIEW_ISOLATION;
   const pool = reviewPool(options, isolation, metrics);
   const poolStarted = pool.start();
-  const state: ServerState = { draining: false, listening: false, certificateProblem: () => undefined };
-  const readiness = readinessChecks(state, pool, options.hostnames);
-  const server = httpsServer(credentials, webhookListener(options, { pool, isolation, metrics, readiness }), state);
-  const reloader = new CredentialsReloader(credentials, {
-    dir: options.certDir,
-    logger,
-    intervalMs: options.certCheckIntervalMs,
-    fs,
-    onReload: (next) => {
-      server.setSecureContext(tlsOptions(next));
-      metrics.certExpiry.set(next.notAfter.getTime() / 1000);
-      metrics.certReloads.inc();
-    },
-  });
+  const state: ServerState = {
+    draining: false,
+    listening: false,
+    certificateProblem: () => undefined,
+    clientCaProblem: () => undefined,
+  };
+  const readiness = readinessChecks(state, pool, { hostnames: options.hostnames, clientCa: clientCa !== undefined });
+  const server = httpsServer(
+    tlsOptions(credentials, clientCa),
+    webhookListener(options, { pool, isolation, metrics, readiness }),
+    state,
+  );
+  const reloader = tlsReloader(options, { server, metrics, fs }, { credentials, clientCa });
   state.certificateProblem = () => reloader.problem;
+  state.clientCaProblem = () => reloader.clientCaProblem;
 
   // Probes answer from the first moment (/readyz?verbose says what is missing); reviews are served
   // once the StaticSite cache has synced, so the unique-hostname rule never judges from an empty cache.
@@ -287,6 +345,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       metricsPort,
       probePort,
       certNotAfter: credentials.notAfter.toISOString(),
+      clientAuth: clientCa ? `required (CA file ${options.clientCaFile})` : 'off',
       crossObjectRule: options.hostnames ? 'on' : 'off (standalone: no kubeconfig and not in a cluster)',
       shardLabels: options.shards ? 'on' : 'off',
     },

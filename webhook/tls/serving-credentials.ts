@@ -22,7 +22,8 @@ export interface CredentialsFileSystem {
 export const CERT_FILE = 'tls.crt';
 export const KEY_FILE = 'tls.key';
 
-async function readPem(fs: CredentialsFileSystem, path: string): Promise<string> {
+/** Reads one PEM file; a file that cannot be read is a CredentialsError naming it. */
+export async function readPem(fs: CredentialsFileSystem, path: string): Promise<string> {
   try {
     return await fs.readFile(path, 'utf8');
   } catch (error) {
