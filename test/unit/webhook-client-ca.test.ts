@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -246,5 +246,66 @@ describe('certs: the API server client files', () => {
     const found = currentCa(old.certPem + authority.certPem, authority.keyPem, where);
     expect(found.certPem.trim()).to.equal(authority.certPem.trim());
     expect(() => currentCa(old.certPem, authority.keyPem, where)).to.throw('ca.key belongs to none of');
+  });
+});
+
+describe('cli: staticsite certs apiserver-client', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'staticsite-apiserver-client-'));
+  });
+  afterEach(async () => rm(dir, { recursive: true, force: true }));
+
+  async function cli(...args: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await run(args, { stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  }
+
+  it('from a bootstrap --out-dir: the four files, the key and kubeconfig 0600, the client cert from the current CA', async () => {
+    const caDir = join(dir, 'ca');
+    const bootstrap = await cli('certs', 'bootstrap', '--service=w', '--namespace=ns', `--out-dir=${caDir}`);
+    expect(bootstrap.code, bootstrap.stderr).to.equal(0);
+    const out = join(dir, 'out');
+    const result = await cli(
+      'certs',
+      'apiserver-client',
+      `--ca-dir=${caDir}`,
+      `--out-dir=${out}`,
+      '--webhook-host=w.ns.svc',
+      '--kubeconfig-path=/etc/kubernetes/staticsite/webhook-client.kubeconfig',
+    );
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.include(`--client-ca ${join(caDir, 'ca.crt')}`);
+    for (const [name, mode] of [
+      ['apiserver-client.key', 0o600],
+      ['webhook-client.kubeconfig', 0o600],
+      ['apiserver-client.crt', 0o644],
+      ['admission-configuration.yaml', 0o644],
+    ] as const) {
+      expect((await stat(join(out, name))).mode & 0o777, name).to.equal(mode);
+    }
+    expect(await readFile(join(out, 'admission-configuration.yaml'), 'utf8')).to.include(
+      'kubeConfigFile: /etc/kubernetes/staticsite/webhook-client.kubeconfig',
+    );
+    const { X509Certificate } = await import('node:crypto');
+    const client = new X509Certificate(await readFile(join(out, 'apiserver-client.crt')));
+    expect(client.checkIssued(new X509Certificate(await readFile(join(caDir, 'ca.crt'))))).to.equal(true);
+  });
+
+  it('without --webhook-host: a usage error (exit 2); a missing CA dir: exit 1 naming the file', async () => {
+    const none = await cli('certs', 'apiserver-client', `--ca-dir=${dir}`, `--out-dir=${dir}/out`);
+    expect(none.code).to.equal(2);
+    expect(none.stderr).to.include('--webhook-host is required');
+    const missing = await cli(
+      'certs',
+      'apiserver-client',
+      `--ca-dir=${dir}/nope`,
+      `--out-dir=${dir}/out`,
+      '--webhook-host=*',
+    );
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.include(`cannot read ${join(dir, 'nope', 'ca.crt')}: no such file`);
   });
 });
