@@ -8,6 +8,9 @@ import { CommandLine, duration, formatDuration, listenPort, positiveInt } from '
 import { processFlags, processSettings } from './observability-flags.ts';
 import { type CommandIO, UsageError } from './usage.ts';
 
+/** The conversion port of a `--client-ca` webhook when `--conversion-port` is not given. */
+export const DEFAULT_CONVERSION_PORT = 9443;
+
 const WEBHOOK = new CommandLine('webhook', {
   'cert-dir': {
     type: 'string',
@@ -21,6 +24,11 @@ const WEBHOOK = new CommandLine('webhook', {
     help: 'require callers (the API server) to present a client certificate signed by a CA in FILE; reloaded when it changes',
   },
   port: { type: 'string', default: '8443', help: 'serve /mutate, /validate and /convert here (0: any free port)' },
+  'conversion-port': {
+    type: 'string',
+    value: 'N',
+    help: `with --client-ca: serve /convert alone here, no client certificate asked (the API server sends none on CRD conversion calls); default ${DEFAULT_CONVERSION_PORT}`,
+  },
   'metrics-port': { type: 'string', default: '8080', help: 'serve /metrics and the probes here (0: any free port)' },
   ...processFlags(),
   host: { type: 'string', value: 'ADDR', help: 'listen on this address only (default every interface)' },
@@ -79,6 +87,18 @@ export function clientCaFile(value: string | undefined): string | undefined {
   return value;
 }
 
+/**
+ * `--conversion-port N`: with `--client-ca`, the port serving /convert without client authentication
+ * (default 9443). Without `--client-ca` it is refused: the webhook port serves /convert to anyone then.
+ */
+export function conversionPort(value: string | undefined, clientCa: string | undefined): number | undefined {
+  if (clientCa === undefined) {
+    if (value === undefined) return undefined;
+    throw new UsageError('--conversion-port needs --client-ca: without it --port serves /convert to every caller');
+  }
+  return value === undefined ? DEFAULT_CONVERSION_PORT : listenPort('--conversion-port', value);
+}
+
 /** The server's options that come from flags alone, every value read and checked. */
 function serverOptions(flags: WebhookFlags) {
   const certDir = flags['cert-dir'];
@@ -88,6 +108,7 @@ function serverOptions(flags: WebhookFlags) {
     secureMetrics: settings.secureMetrics,
     certDir,
     clientCaFile: clientCaFile(flags['client-ca']),
+    conversionPort: conversionPort(flags['conversion-port'], flags['client-ca']),
     port: listenPort('--port', flags.port),
     metricsPort,
     observability: settings.addresses,

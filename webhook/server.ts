@@ -50,6 +50,12 @@ export interface WebhookServerOptions {
    * them signed, or the TLS handshake fails before any HTTP is read. Reloaded like the cert dir.
    */
   clientCaFile?: string;
+  /**
+   * With `clientCaFile`: a second HTTPS port, same serving certificate, no client authentication,
+   * serving `POST /convert` alone. kube-apiserver presents no client certificate on CRD conversion
+   * calls (docs/certs.md), so they come here; /mutate and /validate stay behind the client CA.
+   */
+  conversionPort?: number;
   port: number;
   metricsPort: number;
   host?: string;
@@ -73,6 +79,8 @@ export interface WebhookServerOptions {
 
 export interface RunningWebhook {
   port: number;
+  /** The conversion port (`conversionPort`), when there is one. */
+  conversionPort?: number;
   /** The metrics server's port (0 when it is off). */
   metricsPort: number;
   probePort?: number;
@@ -88,6 +96,9 @@ const NOT_SYNCED_NOTE = 'StaticSite cache not synced yet';
 const SHUTTING_DOWN_NOTE = 'shutting down: serving the last reviews';
 const NO_WORKER_NOTE = 'no review worker is running yet';
 const NOT_LISTENING_NOTE = 'the webhook port is not listening yet';
+const CONVERSION_NOT_LISTENING_NOTE = 'the conversion port is not listening yet';
+/** What the conversion port serves: a caller without a certificate can only convert what it sends. */
+const CONVERSION_ROUTES = ['/convert'] as const;
 
 function tlsOptions(credentials: ServingCredentials, clientCa: ClientCa | undefined) {
   const serving = { cert: credentials.certPem, key: credentials.keyPem, ...TLS_SETTINGS };
@@ -105,6 +116,8 @@ async function listen(server: HttpsServer, port: number, host: string | undefine
 interface ServerState {
   draining: boolean;
   listening: boolean;
+  /** Whether the conversion port listens; undefined when there is none. */
+  conversionListening: boolean | undefined;
   certificateProblem: () => string | undefined;
   clientCaProblem: () => string | undefined;
 }
@@ -123,6 +136,14 @@ function clientCaCheck(state: ServerState): Readiness[number] {
         ? { ok: true }
         : { ok: false, reason: problem, note: `client CA not usable: ${problem}` };
     },
+  };
+}
+
+/** `--conversion-port`: ready only once conversion calls can be sent too. */
+function conversionPortCheck(state: ServerState): Readiness[number] {
+  return {
+    name: 'conversion-port',
+    check: () => (state.conversionListening ? { ok: true } : failing(CONVERSION_NOT_LISTENING_NOTE)),
   };
 }
 
@@ -163,6 +184,7 @@ function readinessChecks(
       name: 'webhook-port',
       check: () => (state.listening ? { ok: true } : failing(NOT_LISTENING_NOTE)),
     },
+    ...(state.conversionListening === undefined ? [] : [conversionPortCheck(state)]),
     { name: 'shutdown', check: () => (state.draining ? failing(SHUTTING_DOWN_NOTE) : { ok: true }) },
   ];
 }
@@ -180,11 +202,16 @@ function reviewPool(options: WebhookServerOptions, isolation: ReviewIsolationSet
   });
 }
 
-/** The request listener: the review pipeline (decisions, isolation, cross-object steps) behind the one front door. */
-function webhookListener(
+type Listener = ReturnType<typeof createWebhookListener>;
+
+/**
+ * The request listeners: one review pipeline (decisions, isolation, cross-object steps) behind the
+ * front door of each port: every route on the webhook port, `/convert` alone on the conversion port.
+ */
+function webhookListeners(
   options: WebhookServerOptions,
   context: { pool: ReviewPool; isolation: ReviewIsolationSettings; metrics: WebhookMetrics; readiness: Readiness },
-) {
+): { webhook: Listener; conversion: Listener } {
   const { pool, isolation, metrics } = context;
   const pipeline = createReviewPipeline({
     decisions: siteDecisions({ baseDomain: options.baseDomain }),
@@ -192,21 +219,15 @@ function webhookListener(
     isolation: { workers: pool, inThread: isolation.inThread },
     placed: (thread) => metrics.reviewsPlaced.inc({ thread }),
   });
-  return createWebhookListener({
-    pipeline,
-    metrics,
-    logger: options.logger,
-    readiness: context.readiness,
-    maxBodyBytes: CONNECTION_SETTINGS.maxBodyBytes,
-  });
+  const shared = { pipeline, metrics, logger: options.logger, maxBodyBytes: CONNECTION_SETTINGS.maxBodyBytes };
+  return {
+    webhook: createWebhookListener({ ...shared, readiness: context.readiness }),
+    conversion: createWebhookListener({ ...shared, routes: CONVERSION_ROUTES }),
+  };
 }
 
 /** The HTTPS server with the shipped connection settings; while draining, every answer closes its connection. */
-function httpsServer(
-  tls: ReturnType<typeof tlsOptions>,
-  reviews: ReturnType<typeof createWebhookListener>,
-  state: ServerState,
-): HttpsServer {
+function httpsServer(tls: ReturnType<typeof tlsOptions>, reviews: Listener, state: ServerState): HttpsServer {
   // Callers of a draining pod dial again and reach a pod that is staying.
   const listener: typeof reviews = (req, res) => {
     if (state.draining) res.setHeader('Connection', 'close');
@@ -235,7 +256,8 @@ function httpsServer(
 
 /** Everything close() stops, in the order it stops them. */
 interface Parts {
-  server: HttpsServer;
+  /** The webhook port's server, then the conversion port's when there is one. */
+  https: HttpsServer[];
   reloader: CredentialsReloader;
   pool: ReviewPool;
   servers: { close(): Promise<void> };
@@ -251,9 +273,13 @@ async function shutDown(options: WebhookServerOptions, state: ServerState, parts
     await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
   parts.reloader.stop();
-  const closed = new Promise<void>((resolve) => parts.server.close(() => resolve()));
-  parts.server.closeIdleConnections();
-  const grace = setTimeout(() => parts.server.closeAllConnections(), options.shutdownGraceMs ?? 10_000);
+  const closed = Promise.all(
+    parts.https.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+  );
+  for (const server of parts.https) server.closeIdleConnections();
+  const grace = setTimeout(() => {
+    for (const server of parts.https) server.closeAllConnections();
+  }, options.shutdownGraceMs ?? 10_000);
   await closed;
   clearTimeout(grace);
   await parts.pool.close();
@@ -263,13 +289,16 @@ async function shutDown(options: WebhookServerOptions, state: ServerState, parts
   logger.info({}, 'webhook stopped');
 }
 
-/** Re-reads the cert dir and the client CA file, handing each change to the running server. */
+/**
+ * Re-reads the cert dir and the client CA file, handing each change to the running servers: a new
+ * serving certificate to both ports, a new client CA to the webhook port (the conversion port asks for none).
+ */
 function tlsReloader(
   options: WebhookServerOptions,
-  context: { server: HttpsServer; metrics: WebhookMetrics; fs: CredentialsFileSystem },
+  context: { server: HttpsServer; conversion?: HttpsServer; metrics: WebhookMetrics; fs: CredentialsFileSystem },
   initial: { credentials: ServingCredentials; clientCa: ClientCa | undefined },
 ): CredentialsReloader {
-  const { server, metrics } = context;
+  const { server, conversion, metrics } = context;
   const reloader: CredentialsReloader = new CredentialsReloader(initial.credentials, {
     dir: options.certDir,
     logger: options.logger,
@@ -277,6 +306,7 @@ function tlsReloader(
     fs: context.fs,
     onReload: (next) => {
       server.setSecureContext(tlsOptions(next, reloader.clientCa));
+      conversion?.setSecureContext(tlsOptions(next, undefined));
       metrics.certExpiry.set(next.notAfter.getTime() / 1000);
       metrics.certReloads.inc();
     },
@@ -292,9 +322,41 @@ function tlsReloader(
   return reloader;
 }
 
-/** Starts the HTTPS webhook and the plain-HTTP probes and metrics listener. */
+/** The HTTPS servers, not yet listening: the webhook port, and the conversion port with `conversionPort`. */
+function httpsServers(
+  options: WebhookServerOptions,
+  listeners: ReturnType<typeof webhookListeners>,
+  state: ServerState,
+  initial: { credentials: ServingCredentials; clientCa: ClientCa | undefined },
+): { server: HttpsServer; conversion?: HttpsServer } {
+  const server = httpsServer(tlsOptions(initial.credentials, initial.clientCa), listeners.webhook, state);
+  if (options.conversionPort === undefined) return { server };
+  // Without client authentication: kube-apiserver presents no certificate on conversion calls.
+  return { server, conversion: httpsServer(tlsOptions(initial.credentials, undefined), listeners.conversion, state) };
+}
+
+/** Opens the ports: the conversion port first, so the webhook port's listening means both are. */
+async function listenAll(
+  options: WebhookServerOptions,
+  https: { server: HttpsServer; conversion?: HttpsServer },
+  state: ServerState,
+): Promise<{ port: number; conversionPort?: number }> {
+  let conversionPort: number | undefined;
+  if (https.conversion && options.conversionPort !== undefined) {
+    conversionPort = await listen(https.conversion, options.conversionPort, options.host);
+    state.conversionListening = true;
+  }
+  const port = await listen(https.server, options.port, options.host);
+  state.listening = true;
+  return { port, conversionPort };
+}
+
+/** Starts the HTTPS webhook (and its conversion port) and the plain-HTTP probes and metrics listener. */
 export async function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhook> {
   const { logger } = options;
+  if (options.conversionPort !== undefined && options.clientCaFile === undefined) {
+    throw new Error('conversionPort is for a webhook with clientCaFile: without one the webhook port serves /convert');
+  }
   const fs = options.fs ?? (await import('node:fs/promises'));
   const credentials = await readServingCredentials(fs, options.certDir);
   const clientCa = options.clientCaFile === undefined ? undefined : await readClientCa(fs, options.clientCaFile);
@@ -306,16 +368,14 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const state: ServerState = {
     draining: false,
     listening: false,
+    conversionListening: options.conversionPort === undefined ? undefined : false,
     certificateProblem: () => undefined,
     clientCaProblem: () => undefined,
   };
   const readiness = readinessChecks(state, pool, { hostnames: options.hostnames, clientCa: clientCa !== undefined });
-  const server = httpsServer(
-    tlsOptions(credentials, clientCa),
-    webhookListener(options, { pool, isolation, metrics, readiness }),
-    state,
-  );
-  const reloader = tlsReloader(options, { server, metrics, fs }, { credentials, clientCa });
+  const listeners = webhookListeners(options, { pool, isolation, metrics, readiness });
+  const https = httpsServers(options, listeners, state, { credentials, clientCa });
+  const reloader = tlsReloader(options, { ...https, metrics, fs }, { credentials, clientCa });
   state.certificateProblem = () => reloader.problem;
   state.clientCaProblem = () => reloader.clientCaProblem;
 
@@ -335,13 +395,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   await options.hostnames?.start();
   await options.shards?.start();
   reloader.start();
-  const port = await listen(server, options.port, options.host);
-  state.listening = true;
+  const { port, conversionPort } = await listenAll(options, https, state);
   const metricsPort = servers.metricsPort ?? 0;
   const probePort = servers.probePort;
   logger.info(
     {
       port,
+      conversionPort,
       metricsPort,
       probePort,
       certNotAfter: credentials.notAfter.toISOString(),
@@ -351,10 +411,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
     'webhook serving',
   );
+  const parts = {
+    https: https.conversion ? [https.server, https.conversion] : [https.server],
+    reloader,
+    pool,
+    servers,
+  };
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= shutDown(options, state, { server, reloader, pool, servers });
+    closing ??= shutDown(options, state, parts);
     return closing;
   };
-  return { port, metricsPort, probePort, metrics, readiness, close };
+  return { port, conversionPort, metricsPort, probePort, metrics, readiness, close };
 }

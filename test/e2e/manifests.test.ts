@@ -21,6 +21,7 @@ const TREES = [
   'manifests/overlays/gateway',
   'manifests/overlays/ingress',
   'manifests/overlays/sharded',
+  'manifests/overlays/client-auth',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
@@ -363,6 +364,41 @@ describe('e2e: the kustomize manifests', function () {
       ],
       'staticsite-webhook': [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['list', 'watch'] }],
     });
+  });
+
+  it('client-auth: the webhook asks for a client certificate, and the CRD converts through the conversion port (9443)', () => {
+    const objects = built.get('manifests/overlays/client-auth') ?? [];
+    const find = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+    const container = find('Deployment', 'staticsite-webhook')?.spec?.template.spec.containers[0];
+    expect(container.args).to.include.members([
+      '--cert-dir=/certs',
+      '--client-ca=/certs/ca.crt',
+      '--conversion-port=9443',
+    ]);
+    expect(container.ports).to.deep.include({ name: 'conversion', containerPort: 9443 });
+    expect(find('Service', 'staticsite-webhook')?.spec?.ports).to.deep.include({
+      name: 'conversion',
+      port: 9443,
+      targetPort: 'conversion',
+    });
+    const ingress = find('NetworkPolicy', 'staticsite-webhook')?.spec?.ingress[0].ports;
+    expect(ingress).to.deep.include({ port: 9443, protocol: 'TCP' });
+    const conversion = find('CustomResourceDefinition', 'staticsites.staticsite.dev')?.spec?.conversion;
+    expect(conversion.webhook.clientConfig.service).to.deep.equal({
+      namespace: 'staticsite-system',
+      name: 'staticsite-webhook',
+      path: '/convert',
+      port: 9443,
+    });
+    // The admission webhooks still call the Service's port 443 (the webhook port, behind the client CA).
+    for (const config of objects.filter((o) => o.kind.endsWith('WebhookConfiguration'))) {
+      for (const hook of config.webhooks ?? []) expect(hook.clientConfig.service.port ?? 443).to.equal(443);
+    }
+    // The default manifests are unchanged: no client CA, no conversion port.
+    const shipped = (built.get('manifests') ?? []).find(
+      (o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-webhook',
+    );
+    expect(shipped?.spec?.template.spec.containers[0].args.join(' ')).not.to.match(/--client-ca|--conversion-port/);
   });
 
   it("dns: the controller takes the overlay's flags, and reads its TSIG key where the Secret is mounted", () => {

@@ -3,7 +3,9 @@
  * kube-apiserver started with `--admission-control-config-file`, an AdmissionConfiguration whose two
  * webhook plugins read a kubeconfig with a user named by the webhook's `host:port` holding a client
  * certificate from a test CA (certs/apiserver-client.ts writes both). The webhook is the built one
- * (`node dist/bin/staticsite.js webhook`) with `--client-ca` naming that CA.
+ * (`node dist/bin/staticsite.js webhook`) with `--client-ca` naming that CA and `--conversion-port`:
+ * the CRD's conversion webhook is registered at that port, which asks for no client certificate
+ * (kube-apiserver sends none on conversion calls) and serves /convert alone.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -27,9 +29,11 @@ const NS = 'client-auth';
 const v1 = `/apis/staticsite.dev/v1/namespaces/${NS}/staticsites`;
 const v1alpha1 = `/apis/staticsite.dev/v1alpha1/namespaces/${NS}/staticsites`;
 const REVIEW = readFileSync(new URL('../fixtures/admission/create-v1.json', import.meta.url), 'utf8');
+const CONVERSION_REVIEW = readFileSync(new URL('../fixtures/conversion/v1-to-v1alpha1.json', import.meta.url), 'utf8');
 
 interface Site {
-  metadata: { name: string; finalizers?: string[] };
+  apiVersion?: string;
+  metadata: { name: string; finalizers?: string[]; annotations?: Record<string, string> };
   spec: Record<string, unknown>;
 }
 
@@ -79,6 +83,37 @@ function post(port: number, caPem: string, client?: KeyPair, tls: Record<string,
   });
 }
 
+/** A certificate-less request to `path` on `port`: its status and JSON body, or the error that ended it. */
+function call(
+  port: number,
+  caPem: string,
+  request_: { method: string; path: string; body?: string },
+): Promise<{ status: number; body: { message?: string } } | { error: string }> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: request_.path,
+        method: request_.method,
+        ca: caPem,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : {} }));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: `${error.code}: ${error.message}` }));
+    req.end(request_.body);
+  });
+}
+
 /**
  * A TLS connection that sends nothing: the error (`code: message`) the server ended it with, a close
  * without one, or `open` when it still stands after a second.
@@ -112,14 +147,40 @@ function handshake(port: number, caPem: string, client: KeyPair | undefined, max
   });
 }
 
-/** The webhook's count of reviews it received (every path and outcome). */
-async function reviewsCounted(webhook: WebhookProcess): Promise<number> {
+/** The webhook's count of reviews it received (every path and outcome, or those of one path). */
+async function reviewsCounted(webhook: WebhookProcess, path?: string): Promise<number> {
   const { text } = await observe(webhook.metricsUrl('/metrics'));
   let total = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith('staticsite_webhook_requests_total{')) total += Number(line.split(' ').at(-1));
+    if (!line.startsWith('staticsite_webhook_requests_total{')) continue;
+    if (path === undefined || line.includes(`path="${path}"`)) total += Number(line.split(' ').at(-1));
   }
   return total;
+}
+
+/**
+ * Points the CRD's conversion webhook at `url`, and waits until a v1alpha1 list passes (`ok`) or
+ * fails for want of a client certificate; returns that last answer.
+ */
+async function convertVia(
+  cp: ControlPlane,
+  url: string,
+  caBundle: string,
+  ok: boolean,
+): Promise<{ status: number; message?: string }> {
+  const crd = buildCrd({ withoutCelRules: true, conversionClientConfig: { url, caBundle } });
+  await installCrd(cp.admin, crd);
+  let last = { status: 0, message: undefined as string | undefined };
+  await eventually(`v1alpha1 reads ${ok ? 'pass' : 'fail'} with conversion at ${url}`, async () => {
+    const res = await cp.admin.get<{ message?: string }>(v1alpha1);
+    last = { status: res.status, message: res.body.message };
+    // A changed CRD reinitializes its watch cache, which cannot fill while conversion fails: the list
+    // answers 429 "storage is (re)initializing" with the conversion error inside.
+    return ok ? res.status === 200 : res.status >= 429 && res.text.includes('tls: certificate required');
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}; last answer: ${JSON.stringify(last)}`);
+  });
+  return last;
 }
 
 /** An HTTPS request that got no response: the alert, or the reset when the request was already written. */
@@ -132,6 +193,7 @@ describe('e2e: webhook --client-ca behind a kube-apiserver that presents a clien
   let dir: string;
   let clientCaFile: string;
   let webhook: WebhookProcess;
+  let conversionPort: number;
   const clientCa = ca('apiserver-client-test-ca');
   const otherCa = ca('some-other-ca');
 
@@ -147,13 +209,19 @@ describe('e2e: webhook --client-ca behind a kube-apiserver that presents a clien
       webhookClientKubeconfig: webhookKubeconfigYaml([`127.0.0.1:${port}`], apiServerClient),
     }).start();
     await cp.ensureNamespace(NS);
-    webhook = await WebhookProcess.start({ certDir: serving.dir, port, args: [`--client-ca=${clientCaFile}`] });
-    // No CEL rules in the CRD: the webhook is the one to deny. Its conversion webhook is this webhook too.
+    conversionPort = await freePort();
+    webhook = await WebhookProcess.start({
+      certDir: serving.dir,
+      port,
+      args: [`--client-ca=${clientCaFile}`, `--conversion-port=${conversionPort}`],
+    });
+    // No CEL rules in the CRD: the webhook is the one to deny. Its conversion webhook is this webhook's
+    // conversion port, which asks for no client certificate.
     await installCrd(
       cp.admin,
       buildCrd({
         withoutCelRules: true,
-        conversionClientConfig: { url: `${webhook.url}/convert`, caBundle: serving.caBundle },
+        conversionClientConfig: { url: `https://127.0.0.1:${conversionPort}/convert`, caBundle: serving.caBundle },
       }),
     );
     const { mutating, validating } = webhookConfigurations(webhook.url, serving.caBundle, 'client-auth');
@@ -235,18 +303,94 @@ describe('e2e: webhook --client-ca behind a kube-apiserver that presents a clien
     }
   });
 
-  it('CRD conversion calls carry no client certificate: a v1alpha1 read through a --client-ca webhook fails', async () => {
+  it('(e) conversion through the conversion port: v1alpha1 writes and reads pass, admission still goes through the certificate', async () => {
+    const converted = await reviewsCounted(webhook, '/convert');
+    const admitted = await reviewsCounted(webhook, '/mutate');
+    const created = await cp.admin.post<Site>(v1alpha1, {
+      apiVersion: 'staticsite.dev/v1alpha1',
+      kind: 'StaticSite',
+      metadata: { name: 'old-client' },
+      spec: { content: '<h1>old</h1>' },
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    expect(created.body.apiVersion).to.equal('staticsite.dev/v1alpha1');
+    // Mutated (by the mTLS port, the only one serving /mutate): the finalizer, and the hostname that
+    // v1alpha1 carries in an annotation.
+    expect(created.body.metadata.finalizers).to.deep.equal(['staticsite.dev/external-record']);
+    expect(created.body.metadata.annotations?.['staticsite.dev/hostname']).to.match(
+      new RegExp(`^old-client\\.${NS}\\.`),
+    );
+    const asV1 = await cp.admin.get<Site>(`${v1}/old-client`);
+    expect(asV1.body.spec.hostname).to.equal(created.body.metadata.annotations?.['staticsite.dev/hostname']);
+    // A v1 object read as v1alpha1.
+    const shop = await cp.admin.get<Site>(`${v1alpha1}/shop`);
+    expect(shop.status, JSON.stringify(shop.body)).to.equal(200);
+    expect(shop.body.spec).to.not.have.property('hostname');
+    expect(shop.body.metadata.annotations?.['staticsite.dev/hostname']).to.match(new RegExp(`^shop\\.${NS}\\.`));
+    const updated = await cp.admin.put<Site>(`${v1alpha1}/shop`, {
+      ...shop.body,
+      spec: { ...shop.body.spec, content: 'v2' },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).to.equal(200);
+    expect((await cp.admin.get<Site>(`${v1}/shop`)).body.spec.content).to.equal('v2');
+    expect(await reviewsCounted(webhook, '/convert')).to.be.above(converted);
+    expect(await reviewsCounted(webhook, '/mutate')).to.be.above(admitted);
+    // The mTLS port still refuses a certificate-less client, on /convert too.
+    expect(await call(webhook.port, serving.ca.certPem, { method: 'POST', path: '/convert', body: CONVERSION_REVIEW }))
+      .to.have.property('error')
+      .that.matches(NO_ANSWER);
+  });
+
+  it('(f) the conversion port serves a certificate-less client /convert and nothing else: 404 for /mutate, /validate and the probes', async () => {
+    const before = await reviewsCounted(webhook);
+    const converted = await call(conversionPort, serving.ca.certPem, {
+      method: 'POST',
+      path: '/convert?timeout=30s',
+      body: CONVERSION_REVIEW,
+    });
+    expect(converted).to.have.property('status', 200);
+    for (const path of ['/mutate', '/validate']) {
+      const res = await call(conversionPort, serving.ca.certPem, { method: 'POST', path, body: REVIEW });
+      expect(res, path).to.deep.equal({
+        status: 404,
+        body: {
+          apiVersion: 'v1',
+          kind: 'Status',
+          metadata: {},
+          status: 'Failure',
+          code: 404,
+          message: `no route for POST ${path}: use POST /convert`,
+          reason: 'NotFound',
+        },
+      });
+    }
+    for (const path of ['/readyz', '/healthz']) {
+      const res = await call(conversionPort, serving.ca.certPem, { method: 'GET', path });
+      expect(res).to.have.property('status', 404);
+    }
+    // One review counted: the conversion. The refused admission reviews never reached the pipeline.
+    expect(await reviewsCounted(webhook)).to.equal(before + 1);
+  });
+
+  it('control: CRD conversion calls carry no client certificate, so conversion at the mTLS port fails', async () => {
     // apiextensions-apiserver builds its conversion client with NewDefaultAuthenticationInfoResolver(""):
     // the admission kubeconfig is not read for conversion (docs/certs.md).
-    const res = await cp.admin.get<{ message?: string }>(v1alpha1);
-    expect(res.status, JSON.stringify(res.body)).to.be.at.least(500);
-    expect(res.body.message).to.match(
-      /conversion webhook for staticsite\.dev\/v1, Kind=StaticSite failed: Post "https:\/\/127\.0\.0\.1:\d+\/convert\?timeout=30s": remote error: tls: certificate required/,
-    );
+    try {
+      const res = await convertVia(cp, `${webhook.url}/convert`, serving.caBundle, false);
+      expect(res.status, JSON.stringify(res)).to.be.at.least(429);
+      expect(res.message).to.match(
+        /conversion webhook for staticsite\.dev\/v1, Kind=StaticSite failed: Post "https:\/\/127\.0\.0\.1:\d+\/convert\?timeout=30s": remote error: tls: certificate required/,
+      );
+    } finally {
+      await convertVia(cp, `https://127.0.0.1:${conversionPort}/convert`, serving.caBundle, true);
+    }
   });
 
   it('a --client-ca webhook on a host:port the kubeconfig does not name gets no certificate, so the call fails', async () => {
-    const unnamed = await WebhookProcess.start({ certDir: serving.dir, args: [`--client-ca=${clientCaFile}`] });
+    const unnamed = await WebhookProcess.start({
+      certDir: serving.dir,
+      args: [`--client-ca=${clientCaFile}`, '--conversion-port=0'],
+    });
     const { validating } = webhookConfigurations(unnamed.url, serving.caBundle, 'client-auth-unnamed');
     try {
       await cp.admin.must('POST', VALIDATING_CONFIGS, validating);

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { expect } from 'chai';
 import { load } from 'js-yaml';
 import {
@@ -13,7 +14,7 @@ import {
 } from '../../certs/apiserver-client.ts';
 import { createCertificateAuthority, issueCertificate, type KeyPair } from '../../certs/x509.ts';
 import { run } from '../../cli/main.ts';
-import { clientCaFile } from '../../cli/webhook-command.ts';
+import { clientCaFile, conversionPort } from '../../cli/webhook-command.ts';
 import { Probes } from '../../observability/probes-server.ts';
 import type { RunningWebhook } from '../../webhook/server.ts';
 import { readClientCa } from '../../webhook/tls/client-ca.ts';
@@ -66,6 +67,53 @@ function call(port: number, client?: KeyPair): Promise<number | string> {
   });
 }
 
+/** A request on `port` without a client certificate: its status and Status message, or the error code. */
+function answer(port: number, method: string, path: string): Promise<{ status: number; message?: string } | string> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        ca: servingCa.certPem,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => {
+          const message = text.startsWith('{') ? (JSON.parse(text) as { message?: string }).message : undefined;
+          resolve({ status: res.statusCode ?? 0, ...(message === undefined ? {} : { message }) });
+        });
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    req.end(method === 'POST' ? '{}' : undefined);
+  });
+}
+
+/** The SHA-256 fingerprint of the serving certificate `port` presents. */
+function servedFingerprint(port: number, client?: KeyPair): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({
+      host: '127.0.0.1',
+      port,
+      ca: servingCa.certPem,
+      ...(client ? { cert: client.certPem, key: client.keyPem } : {}),
+    });
+    socket.on('secureConnect', () => {
+      resolve(socket.getPeerCertificate().fingerprint256);
+      socket.destroy();
+    });
+    socket.on('error', reject);
+  });
+}
+
 describe('webhook --client-ca', () => {
   let dir: string;
   let certDir: string;
@@ -85,6 +133,23 @@ describe('webhook --client-ca', () => {
       expect(clientCaFile(undefined)).to.equal(undefined);
       expect(clientCaFile('/etc/ca.crt')).to.equal('/etc/ca.crt');
       expect(() => clientCaFile(' ')).to.throw('--client-ca needs a file of PEM CA certificates');
+    });
+
+    it('--conversion-port: 9443 with --client-ca unless given; refused without --client-ca', () => {
+      expect(conversionPort(undefined, undefined)).to.equal(undefined);
+      expect(conversionPort(undefined, '/etc/ca.crt')).to.equal(9443);
+      expect(conversionPort('10443', '/etc/ca.crt')).to.equal(10443);
+      expect(conversionPort('0', '/etc/ca.crt')).to.equal(0);
+      expect(() => conversionPort('10443', undefined)).to.throw('--conversion-port needs --client-ca');
+      expect(() => conversionPort('x', '/etc/ca.crt')).to.throw('--conversion-port');
+    });
+
+    it('--conversion-port without --client-ca: a usage error (exit 2)', async () => {
+      const err: string[] = [];
+      const args = ['webhook', '--cert-dir', certDir, '--conversion-port', '0', '--port', '0', '--metrics-port', '0'];
+      const code = await run(args, { stdout: () => {}, stderr: (t) => err.push(t) });
+      expect(code).to.equal(2);
+      expect(err.join('')).to.include('--conversion-port needs --client-ca');
     });
 
     it('a file that cannot be read: one line naming it on stderr and exit 1', async () => {
@@ -178,10 +243,64 @@ describe('webhook --client-ca', () => {
       expect(await call(webhook.port, leaf(first, 'clientAuth'))).to.be.a('string');
     });
 
+    it('the conversion port: /convert without a certificate, a 404 naming it for anything else, and the serving certificate reloaded on both ports', async () => {
+      const first = ca('first');
+      await writeFile(caFile, first.certPem);
+      webhook = await startLoopbackWebhook(certDir, {
+        clientCaFile: caFile,
+        conversionPort: 0,
+        certCheckIntervalMs: 50,
+      });
+      const port = webhook.conversionPort ?? 0;
+      expect(port).to.be.above(0).and.not.equal(webhook.port);
+      // An empty review reaches the conversion endpoint and is refused there (400), not by TLS.
+      expect(await answer(port, 'POST', '/convert?timeout=30s')).to.have.property('status', 400);
+      for (const [method, path] of [
+        ['POST', '/mutate'],
+        ['POST', '/validate'],
+        ['GET', '/readyz'],
+        ['GET', '/healthz'],
+        ['GET', '/convert'],
+      ] as Array<[string, string]>) {
+        expect(await answer(port, method, path)).to.deep.equal({
+          status: 404,
+          message: `no route for ${method} ${path}: use POST /convert`,
+        });
+      }
+      // The webhook port still asks for a certificate, on /convert too.
+      expect(await answer(webhook.port, 'POST', '/convert')).to.be.a('string');
+      expect(await call(webhook.port, leaf(first, 'clientAuth'))).to.equal(400);
+      const probes = new Probes({ ready: webhook.readiness });
+      expect(probes.answer('/readyz?verbose')?.body).to.include('[+]conversion-port ok');
+
+      const { X509Certificate } = await import('node:crypto');
+      const next = leaf(servingCa, 'serverAuth');
+      const wanted = new X509Certificate(next.certPem).fingerprint256;
+      expect(await servedFingerprint(port)).not.to.equal(wanted);
+      await writeFile(join(certDir, 'tls.key'), next.keyPem);
+      await writeFile(join(certDir, 'tls.crt'), next.certPem);
+      const both = async () => [
+        await servedFingerprint(port),
+        await servedFingerprint(webhook?.port ?? 0, leaf(first, 'clientAuth')),
+      ];
+      const deadline = Date.now() + 5_000;
+      while ((await both()).some((fingerprint) => fingerprint !== wanted) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await both()).to.deep.equal([wanted, wanted]);
+    });
+
+    it('conversionPort without clientCaFile: refused (the webhook port serves /convert to anyone then)', async () => {
+      const error = await failure(startLoopbackWebhook(certDir, { conversionPort: 0 }));
+      expect(error?.message).to.include('conversionPort is for a webhook with clientCaFile');
+    });
+
     it('without the flag: no certificate is asked for, and no client-ca check', async () => {
       webhook = await startLoopbackWebhook(certDir);
       expect(await call(webhook.port)).to.equal(400);
-      expect(webhook.readiness.map((check) => check.name)).not.to.include('client-ca');
+      expect(webhook.readiness.map((check) => check.name)).not.to.include.members(['client-ca']);
+      expect(webhook.readiness.map((check) => check.name)).not.to.include('conversion-port');
+      expect(webhook.conversionPort).to.equal(undefined);
     });
   });
 });

@@ -12,13 +12,30 @@ export type Readiness = readonly Check[];
 
 export type WebhookAppOptions = ReviewEndpointOptions & {
   readiness?: Readiness;
+  /**
+   * Serve only these review paths, and no probes: for a port one kind of caller reaches (the
+   * conversion port of `webhook --client-ca`, which serves `/convert` alone). Anything else there is
+   * a 404 naming what the port serves. Default: every review path and the probes.
+   */
+  routes?: readonly ReviewPath[];
 };
 
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
-/** The answer to a path the webhook does not serve. */
-export function sendNoRoute(res: ServerResponse, method: string, path: string): void {
-  sendJson(res, 404, statusBody(404, `no route for ${method} ${path}: use POST /mutate, /validate or /convert`));
+/** How a 404 names the review paths a listener serves: `POST /mutate, /validate or /convert`. */
+export function routeList(paths: readonly string[]): string {
+  const last = paths.at(-1) ?? '';
+  return `POST ${paths.length > 1 ? `${paths.slice(0, -1).join(', ')} or ${last}` : last}`;
+}
+
+/** The answer to a path the webhook does not serve, naming the ones it does. */
+export function sendNoRoute(
+  res: ServerResponse,
+  request: { method: string; path: string },
+  served: readonly string[] = REVIEW_PATHS,
+): void {
+  const { method, path } = request;
+  sendJson(res, 404, statusBody(404, `no route for ${method} ${path}: use ${routeList(served)}`));
 }
 
 /** A failure that escaped the handlers: counted, logged, and answered without its text. */
@@ -36,29 +53,30 @@ export function sendPanic(options: WebhookAppOptions, res: ServerResponse, reque
 
 /** Paths match case-insensitively and with an optional trailing slash, as Express routes them. */
 const routeKey = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase();
-const ROUTES: ReadonlyMap<string, ReviewPath> = new Map(REVIEW_PATHS.map((path) => [path, path]));
 
 /**
  * The webhook's one front door, run by the HTTPS server and wrapped by the Express app (app.ts):
  * `POST /mutate`, `/validate` and `/convert` (with or without the API server's `?timeout=` query)
  * go to the review endpoint, `GET`/`HEAD /healthz` and `/readyz` to the probes, anything else is a
- * 404 naming the routes.
+ * 404 naming the routes. With `routes`, only those review paths are served and the probes are not.
  */
 export function createWebhookListener(options: WebhookAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const served = options.routes ?? REVIEW_PATHS;
+  const routes: ReadonlyMap<string, ReviewPath> = new Map(served.map((path) => [path, path]));
   const review = createReviewEndpoint(options);
-  const probes = new Probes({ ready: options.readiness }, options.logger);
+  const probes = options.routes ? undefined : new Probes({ ready: options.readiness }, options.logger);
   return (req, res) => {
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     const method = req.method ?? '';
-    const reviewPath = method === 'POST' ? ROUTES.get(routeKey(path)) : undefined;
+    const reviewPath = method === 'POST' ? routes.get(routeKey(path)) : undefined;
     if (reviewPath) {
       review(reviewPath, req, res);
       return;
     }
     try {
-      const answer = method === 'GET' || method === 'HEAD' ? probes.answer(url) : undefined;
+      const answer = probes && (method === 'GET' || method === 'HEAD') ? probes.answer(url) : undefined;
       if (answer) {
         res
           .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body) })
@@ -70,6 +88,6 @@ export function createWebhookListener(options: WebhookAppOptions): (req: Incomin
       return;
     }
     req.resume();
-    sendNoRoute(res, method, path);
+    sendNoRoute(res, { method, path }, served);
   };
 }
