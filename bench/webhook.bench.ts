@@ -72,11 +72,8 @@ async function withSteal<T extends object>(measure: () => Promise<T>): Promise<T
 type Server = Awaited<ReturnType<typeof startServer>>;
 
 /** `webhook` from this tree, or from the baseline's (`tree`), run the same way. */
-async function startServer(
-  mode: 'bare' | 'webhook' | 'go',
-  certDir: string,
-  tree = new URL('../', import.meta.url).pathname,
-) {
+async function startServer(mode: 'bare' | 'webhook' | 'go', certDir: string, baselineDir?: string) {
+  const tree = baselineDir ?? new URL('../', import.meta.url).pathname;
   const goPort = mode === 'go' ? await freePort() : 0;
   const child =
     mode === 'go'
@@ -86,7 +83,12 @@ async function startServer(
       : spawn(process.execPath, [join(tree, 'bench', 'webhook-server.ts'), '--mode', mode, '--cert-dir', certDir], {
           stdio: ['ignore', 'pipe', 'inherit'],
           // The webhook runs with the manifest's NODE_OPTIONS (heap sizes), as it ships.
-          env: mode === 'webhook' ? { ...process.env, NODE_OPTIONS: webhookNodeOptions } : process.env,
+          // The webhook runs with the manifest's NODE_OPTIONS, as it ships; the baseline with
+          // BENCH_BASELINE_NODE_OPTIONS (default none, as the releases before 0.2.0 shipped).
+          env:
+            mode !== 'webhook'
+              ? process.env
+              : { ...process.env, NODE_OPTIONS: baselineDir ? baselineNodeOptions : webhookNodeOptions },
         });
   const [port, metricsPort] =
     mode === 'go'
