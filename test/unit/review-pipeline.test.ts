@@ -111,7 +111,7 @@ describe('webhook: the review pipeline', function () {
     expect(sent).to.have.length(3);
   });
 
-  it('runs the cross-object steps in order on a worker decision: the hostname rule, then the shard label', async () => {
+  it('runs the cross-object steps in their order on a decision a worker made', async () => {
     const order: string[] = [];
     const pipeline = createReviewPipeline({
       decisions,
