@@ -4,6 +4,8 @@ import type {
   WebhookClientConfig,
 } from '../crd/apiextensions.ts';
 import {
+  API_VERSION_V1,
+  API_VERSION_V1ALPHA1,
   CONVERT_PATH,
   CRD_NAME,
   DEFAULT_NAMESPACE,
@@ -16,6 +18,7 @@ import {
   SHORT_NAMES,
   SINGULAR,
   STORAGE_VERSION,
+  VERSION_V1ALPHA1,
   WEBHOOK_SERVICE_NAME,
 } from './constants.ts';
 import { type SchemaOptions, staticSiteSchema } from './schema.ts';
@@ -52,11 +55,19 @@ export function defaultConversionClientConfig(namespace = DEFAULT_NAMESPACE): We
   return { service: { namespace, name: WEBHOOK_SERVICE_NAME, path: CONVERT_PATH, port: 443 } };
 }
 
+/**
+ * v1alpha1 is served, deprecated, until the major release that removes it (docs/storage-migration.md).
+ * The text follows the API server's own for built-in APIs (k8s.io/apiserver pkg/endpoints/deprecation):
+ * "<group/version> <Kind> is deprecated in vX.Y+, unavailable in vX.Y+; use <group/version> <Kind>".
+ */
+export const V1ALPHA1_DEPRECATION_WARNING = `${API_VERSION_V1ALPHA1} ${KIND} is deprecated in staticsite-operator v0.2+, unavailable in v1.0+; use ${API_VERSION_V1} ${KIND}`;
+
 function crdVersion(name: ServedVersion, options: CrdOptions): CustomResourceDefinitionVersion {
   return {
     name,
     served: true,
     storage: name === STORAGE_VERSION,
+    ...(name === VERSION_V1ALPHA1 && { deprecated: true, deprecationWarning: V1ALPHA1_DEPRECATION_WARNING }),
     schema: { openAPIV3Schema: staticSiteSchema(name, options) },
     subresources: {
       status: {},
