@@ -33,6 +33,10 @@ const COMMANDS: CommandTable = {
     load: () => import('./generate-command.ts'),
   },
   local: { summary: 'run the whole system on this machine', load: () => import('./local-command.ts') },
+  'migrate-storage': {
+    summary: 'write every StaticSite back at the storage version, then trim storedVersions',
+    load: () => import('./migrate-storage-command.ts'),
+  },
   validate: {
     summary: 'admit objects as the API server would (prune, default, validate)',
     load: () => import('./validate-command.ts'),

@@ -19,6 +19,8 @@ interface CallRequest extends CallOptions {
 /** A merge patch (RFC 7386) and the options of its call. */
 export interface MergePatchRequest extends CallOptions {
   patch: unknown;
+  /** `status` to patch the status subresource. */
+  subresource?: string;
 }
 
 /** JSON Patch operations (RFC 6902) and the options of their call. */
@@ -85,8 +87,8 @@ export class KubeApi {
     name: string,
     request: MergePatchRequest,
   ): Promise<T> {
-    const { patch, ...options } = request;
-    return this.call<T>('PATCH', objectPath(type, namespace, name), {
+    const { patch, subresource, ...options } = request;
+    return this.call<T>('PATCH', objectPath(type, namespace, name, subresource), {
       ...options,
       body: patch,
       contentType: MERGE_PATCH_CONTENT_TYPE,

@@ -26,7 +26,7 @@ import { builtCli } from '../../devenv/webhook-process.ts';
 const root = packageRoot();
 const RECORDER = new URL('../support/record-loads.ts', import.meta.url).href;
 /** Every command but the dev commands: what the image runs, and what users run from npm. */
-const PRODUCTION = ['webhook', 'controller', 'certs', 'validate', 'cel', 'crd', 'generate'];
+const PRODUCTION = ['webhook', 'controller', 'certs', 'validate', 'cel', 'crd', 'generate', 'migrate-storage'];
 const DEV = ['local', 'compare'];
 
 interface RecordedRun {

@@ -48,6 +48,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   webhook: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding'],
   controller: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding'],
   certs: ['api', 'kube', 'clock', 'observability'],
+  migration: ['kube', 'clock'],
   devenv: [
     'api',
     'crd',
@@ -57,11 +58,24 @@ const ALLOWED: Record<string, readonly string[]> = {
     'sharding',
     'process',
     'certs',
+    'migration',
     'webhook',
     'controller',
     'cli',
   ],
-  cli: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding', 'process', 'webhook', 'controller', 'certs'],
+  cli: [
+    'api',
+    'crd',
+    'kube',
+    'clock',
+    'observability',
+    'sharding',
+    'process',
+    'webhook',
+    'controller',
+    'certs',
+    'migration',
+  ],
 };
 
 /**
