@@ -12,6 +12,7 @@ import type { CertStore } from '../certs/index.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import type { ObservabilityAddresses } from '../observability/probes-server.ts';
+import { terminationSignal } from '../process/termination-signal.ts';
 import { APISERVER_CLIENT } from './certs-apiserver-client.ts';
 import {
   CommandLine,
@@ -188,7 +189,7 @@ export async function certsCommand(args: string[], io: CommandIO, injected?: Cer
     await passes.once();
     return 0;
   }
-  await passes.watch(deps.signal ?? processSignal());
+  await passes.watch(deps.signal ?? terminationSignal());
   return 0;
 }
 
@@ -282,14 +283,6 @@ async function statusServer(
     'serving /metrics, /healthz, /livez and /readyz',
   );
   return servers;
-}
-
-function processSignal(): AbortSignal {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  return controller.signal;
 }
 
 export { certsCommand as run };

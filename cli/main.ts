@@ -49,7 +49,7 @@ const COMMANDS: CommandTable = {
 
 /** The command list; each command prints its own flags on a usage error. */
 export function usage(commands: CommandTable = COMMANDS): string {
-  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`);
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(16)} ${c.summary}`);
   return `usage: staticsite <command> [flags]\n       staticsite --version\n\ncommands:\n${lines.join('\n')}\n\nstaticsite <command> --help lists its flags.\n`;
 }
 

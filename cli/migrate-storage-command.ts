@@ -2,6 +2,7 @@ import { CRD_NAME } from '../api/constants.ts';
 import type { KubeApi } from '../kube/api-client.ts';
 import type { MigrateResult, Progress } from '../migration/migrate.ts';
 import type { StorageState } from '../migration/storage-state.ts';
+import { terminationSignal } from '../process/termination-signal.ts';
 import { CommandLine, nonNegativeInt, positiveInt } from './flags.ts';
 import type { CommandIO } from './usage.ts';
 
@@ -109,7 +110,7 @@ export async function migrateStorageCommand(
   try {
     if (flags['dry-run']) return await dryRun(api, flags.crd, pageSize, io);
     const { MigrationError, migrateStorage } = await import('../migration/migrate.ts');
-    const signal = deps.signal ?? processSignal();
+    const signal = deps.signal ?? terminationSignal();
     const onProgress = (progress: Progress, state: StorageState) =>
       line(io, { event: 'page', crd: state.crd, ...progress });
     try {
@@ -125,14 +126,6 @@ export async function migrateStorageCommand(
   } finally {
     api.transport.close();
   }
-}
-
-function processSignal(): AbortSignal {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-  return controller.signal;
 }
 
 export { migrateStorageCommand as run };

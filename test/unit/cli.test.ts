@@ -35,7 +35,7 @@ describe('cli: staticsite crd', () => {
     const result = await cli('frobnicate');
     expect(result.code).to.equal(2);
     expect(result.stderr).to.include('unknown command "frobnicate"');
-    expect(result.stderr).to.include('  crd          print the StaticSite CRD as YAML');
+    expect(result.stderr).to.include('  crd              print the StaticSite CRD as YAML');
   });
 });
 

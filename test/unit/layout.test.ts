@@ -32,6 +32,21 @@ function importsOf(file: string): string[] {
   return importEdgesOf(file).map((edge) => edge.target);
 }
 
+/** What cli/ may import: every shipped folder but devenv/. */
+const BELOW_CLI = [
+  'api',
+  'crd',
+  'kube',
+  'clock',
+  'observability',
+  'sharding',
+  'process',
+  'webhook',
+  'controller',
+  'certs',
+  'migration',
+];
+
 /**
  * Which top-level folders each folder may import (besides itself). The development environment
  * (devenv/) sits on top: it may import the shipped code, cli/ included. cli/ reaches devenv/ only
@@ -49,33 +64,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   controller: ['api', 'crd', 'kube', 'clock', 'observability', 'sharding'],
   certs: ['api', 'kube', 'clock', 'observability'],
   migration: ['kube', 'clock'],
-  devenv: [
-    'api',
-    'crd',
-    'kube',
-    'clock',
-    'observability',
-    'sharding',
-    'process',
-    'certs',
-    'migration',
-    'webhook',
-    'controller',
-    'cli',
-  ],
-  cli: [
-    'api',
-    'crd',
-    'kube',
-    'clock',
-    'observability',
-    'sharding',
-    'process',
-    'webhook',
-    'controller',
-    'certs',
-    'migration',
-  ],
+  devenv: [...BELOW_CLI, 'cli'],
+  cli: BELOW_CLI,
 };
 
 /**
