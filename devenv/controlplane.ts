@@ -347,6 +347,21 @@ export class ControlPlane {
     return { revision };
   }
 
+  /**
+   * Every etcd key under `prefix` with its value as kube-apiserver stored it (a custom resource is JSON
+   * at the CRD's storage version of its last write), e.g. `/registry/<group>/<plural>/`.
+   */
+  async etcdRange(prefix: string): Promise<Map<string, string>> {
+    const end = Buffer.from(prefix);
+    end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
+    const range = await etcdGateway<{ kvs?: Array<{ key: string; value: string }> }>(this.etcdUrl, 'kv/range', {
+      key: base64(prefix),
+      range_end: end.toString('base64'),
+    });
+    const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+    return new Map((range.kvs ?? []).map((kv) => [decode(kv.key), decode(kv.value)]));
+  }
+
   /** A client certificate signed by the API server's client CA. */
   issueClientCertificate(user: string, groups: string[] = []): { certPem: string; keyPem: string } {
     return issueClientCertificate(this.ca, user, groups);

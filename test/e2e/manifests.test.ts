@@ -22,6 +22,7 @@ const TREES = [
   'manifests/overlays/ingress',
   'manifests/overlays/sharded',
   'manifests/overlays/client-auth',
+  'manifests/storage-migration',
 ];
 
 // biome-ignore lint/suspicious/noExplicitAny: built manifests are arbitrary YAML the tests walk into
