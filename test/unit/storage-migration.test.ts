@@ -4,6 +4,8 @@
  * is test/e2e/storage-migration.test.ts.
  */
 import { expect } from 'chai';
+import { migrateStorageCommand } from '../../cli/migrate-storage-command.ts';
+import type { CommandIO } from '../../cli/usage.ts';
 import { KubeApi } from '../../kube/api-client.ts';
 import { MERGE_PATCH_CONTENT_TYPE } from '../../kube/patch-types.ts';
 import { MigrationError, migrateStorage, type Progress } from '../../migration/migrate.ts';
@@ -149,5 +151,83 @@ describe('migration: writing every object back at the storage version, then trim
     const result = await migrateStorage(api, { crdName: CRD, pageSize: 10 });
     expect(result.outcome).to.equal('migrated');
     expect(server.requests.filter((r) => r.method === 'GET' && r.path === SITES)).to.have.length(2);
+  });
+});
+
+describe('cli: staticsite migrate-storage', () => {
+  function command(server: FakeApiServer, args: string[]) {
+    let stdout = '';
+    const io: CommandIO = {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: () => {},
+    };
+    const deps = { kubeApi: async () => new KubeApi(server), signal: new AbortController().signal };
+    const done = migrateStorageCommand(['--crd', CRD, ...args], io, deps);
+    return {
+      done,
+      lines: () =>
+        stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
+    };
+  }
+
+  it('--dry-run: one JSON line with storedVersions and the count, and no write', async () => {
+    const { server } = setup(3);
+    const run = command(server, ['--dry-run']);
+    expect(await run.done).to.equal(0);
+    expect(run.lines()).to.deep.equal([
+      {
+        event: 'dry-run',
+        crd: CRD,
+        storageVersion: 'v1',
+        storedVersions: ['v1alpha1', 'v1'],
+        servedVersions: ['v1alpha1', 'v1'],
+        deprecatedVersions: ['v1alpha1'],
+        retire: ['v1alpha1'],
+        objects: 3,
+        msg: 'would write back 3 objects at v1, then set status.storedVersions to [v1]',
+      },
+    ]);
+    expect(server.writes()).to.deep.equal([]);
+  });
+
+  it('a page line per page, then done with the new storedVersions', async () => {
+    const { server } = setup(2);
+    const run = command(server, ['--qps', '0']);
+    expect(await run.done).to.equal(0);
+    expect(run.lines().map((l) => [l.event, l.rewritten, l.storedVersions])).to.deep.equal([
+      ['page', 2, undefined],
+      ['done', 2, ['v1']],
+    ]);
+  });
+
+  it('a stopped run: a stopped line, then an error saying what was done and what was left', async () => {
+    const { server } = setup(2);
+    server.failNext((r) => r.method === 'PATCH' && r.path === `${SITES}/w1`, {
+      status: 500,
+      reason: 'InternalError',
+      message: 'conversion webhook failed',
+    });
+    const run = command(server, []);
+    const error = await run.done.catch((e: unknown) => e);
+    expect((error as Error).message).to.equal(
+      `stopped after writing back 1 of the 2 objects seen: PATCH ${SITES}/w1: HTTP 500 InternalError: conversion webhook failed; status.storedVersions left at [v1alpha1, v1]; fix the cause and run again`,
+    );
+    expect(run.lines().at(-1)).to.include({ event: 'stopped', rewritten: 1, listed: 2 });
+  });
+
+  it('a --qps or --page-size that is no whole number is a usage error', async () => {
+    const { server } = setup(0);
+    for (const args of [
+      ['--qps', '1.5'],
+      ['--page-size', '0'],
+    ]) {
+      const error = await command(server, args).done.catch((e: unknown) => e);
+      expect((error as Error).name, args.join(' ')).to.equal('UsageError');
+    }
   });
 });
