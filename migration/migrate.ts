@@ -74,7 +74,7 @@ const LIST_RESTARTS = 3;
 const defaultSleep = (ms: number) => delay(ms);
 
 /** A failed call as the method, the path, the HTTP code with its reason if any, and the server's words. */
-function describe(error: unknown): string {
+function failureText(error: unknown): string {
   if (!(error instanceof ApiError)) return errorMessage(error);
   const reason = error.reason ? ` ${error.reason}` : '';
   return `${error.method} ${error.path}: HTTP ${error.code}${reason}: ${error.serverMessage}`;
@@ -212,6 +212,6 @@ export async function migrateStorage(api: KubeApi, options: MigrateOptions): Pro
     const storedVersions = await trimStoredVersions(api, state);
     return { outcome: 'migrated', state, progress, storedVersions };
   } catch (error) {
-    throw new MigrationError(describe(error), progress, state.storedVersions);
+    throw new MigrationError(failureText(error), progress, state.storedVersions);
   }
 }

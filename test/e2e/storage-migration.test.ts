@@ -6,7 +6,8 @@
  * v1alpha1 is accepted. Where an object is stored, and at which version, is read from etcd itself.
  */
 import { spawn } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { dump } from 'js-yaml';
@@ -156,14 +157,11 @@ describe('e2e: retiring v1alpha1 (storage migration) on the real control plane',
     const v1 = await cp.admin.get(`${sites('v1', 'cli')}/site-0`);
     expect(v1.warnings).to.deep.equal([]);
     // The validator warns first of the deprecated version, as the server does.
-    await writeFile(join(certs.dir, 'crd.yaml'), dump(shipped));
-    await writeFile(join(certs.dir, 'site.yaml'), dump({ ...res.body, metadata: { name: 'site-0' } }));
-    const validate = await runBuiltCli([
-      'validate',
-      '--crd',
-      join(certs.dir, 'crd.yaml'),
-      join(certs.dir, 'site.yaml'),
-    ]);
+    const dir = await mkdtemp(join(tmpdir(), 'storage-migration-'));
+    await writeFile(join(dir, 'crd.yaml'), dump(shipped));
+    await writeFile(join(dir, 'site.yaml'), dump({ ...res.body, metadata: { name: 'site-0' } }));
+    const validate = await runBuiltCli(['validate', '--crd', join(dir, 'crd.yaml'), join(dir, 'site.yaml')]);
+    await rm(dir, { recursive: true, force: true });
     expect(validate.code, validate.stderr).to.equal(0);
     expect(validate.stdout.split('\n').filter((l) => l.startsWith('Warning: '))).to.deep.equal(
       res.warnings.map((w) => `Warning: ${w}`),
