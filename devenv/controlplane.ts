@@ -39,6 +39,11 @@ export interface ControlPlaneOptions {
    * from `--admission-control-config-file` (certs/apiserver-client.ts: users by webhook host).
    */
   webhookClientKubeconfig?: string;
+  /**
+   * An audit Policy (audit.k8s.io/v1, as an object): the API server then logs the events it selects
+   * as JSON lines at `auditLogPath`, synchronously (the log backend's blocking mode).
+   */
+  auditPolicy?: object;
 }
 
 /** What real pods need from kube-controller-manager beyond DEFAULT_CONTROLLERS. */
@@ -109,6 +114,8 @@ export class ControlPlane {
   admin!: KubeHttp;
   adminCredentials!: KubeCredentials;
   apiServerUrl = '';
+  /** The API server's audit log (JSON lines), with ControlPlaneOptions.auditPolicy; else ''. */
+  auditLogPath = '';
   private ca!: KeyPair;
   private etcdClientUrl = '';
   private readonly processes: ManagedProcess[] = [];
@@ -175,6 +182,7 @@ export class ControlPlane {
 
     await this.waitHealthy('etcd', etcd);
     const admissionConfigFile = await this.writeAdmissionConfig();
+    const audit = await this.writeAuditPolicy();
 
     const apiserver = this.launch('kube-apiserver', {
       command: bin('kube-apiserver'),
@@ -185,6 +193,7 @@ export class ControlPlane {
         certDir: join(this.dir, 'apiserver-certs'),
         nodeAddress,
         admissionConfigFile,
+        ...audit,
       }),
       logPath: log('kube-apiserver'),
       healthy: async () => (await this.admin.get('/readyz')).status === 200,
@@ -195,6 +204,15 @@ export class ControlPlane {
     this.kubeconfigPath = join(this.dir, 'admin.kubeconfig');
     await writeFile(this.kubeconfigPath, kubeconfigYaml(this.adminCredentials, 'admin'), { mode: 0o600 });
     await this.startControllerManager(kcmPort);
+  }
+
+  /** The audit policy of `auditPolicy`, if any, and where its log goes. */
+  private async writeAuditPolicy(): Promise<{ auditPolicyFile: string; auditLogPath: string } | undefined> {
+    if (this.options.auditPolicy === undefined) return undefined;
+    const auditPolicyFile = join(this.dir, 'audit-policy.yaml');
+    await writeFile(auditPolicyFile, dump(this.options.auditPolicy));
+    this.auditLogPath = join(this.dir, 'audit.log');
+    return { auditPolicyFile, auditLogPath: this.auditLogPath };
   }
 
   /** The AdmissionConfiguration and webhook kubeconfig of `webhookClientKubeconfig`, if any: its path. */
@@ -530,6 +548,9 @@ interface ApiServerFlagInput {
   nodeAddress?: string;
   /** `--admission-control-config-file` (ControlPlaneOptions.webhookClientKubeconfig). */
   admissionConfigFile?: string;
+  /** `--audit-policy-file` and `--audit-log-path` (ControlPlaneOptions.auditPolicy). */
+  auditPolicyFile?: string;
+  auditLogPath?: string;
 }
 
 /** kube-apiserver flags: envtest's set, with RBAC, service-account tokens and our own serving cert. */
@@ -540,6 +561,8 @@ export function apiServerFlags({
   certDir,
   nodeAddress,
   admissionConfigFile,
+  auditPolicyFile,
+  auditLogPath,
 }: ApiServerFlagInput): string[] {
   const addressing = nodeAddress
     ? [
@@ -574,6 +597,9 @@ export function apiServerFlags({
     // Without a node no pod runs, so no pod needs a token; a real node's pods get theirs.
     ...(nodeAddress ? [] : ['--disable-admission-plugins=ServiceAccount']),
     ...(admissionConfigFile ? [`--admission-control-config-file=${admissionConfigFile}`] : []),
+    ...(auditPolicyFile && auditLogPath
+      ? [`--audit-policy-file=${auditPolicyFile}`, `--audit-log-path=${auditLogPath}`, '--audit-log-format=json']
+      : []),
     '--allow-privileged=true',
     '--v=1',
   ];

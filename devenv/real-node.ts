@@ -276,7 +276,7 @@ export class RealNode {
   }
 
   /** `docker save SOURCE | ctr images import` (as `kind load` does), then one tag per name. */
-  private async importImage(image: NodeImage): Promise<void> {
+  async importImage(image: NodeImage): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const save = spawn('docker', ['save', image.source], { stdio: ['ignore', 'pipe', 'pipe'] });
       const load = spawn(
