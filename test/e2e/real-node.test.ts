@@ -13,14 +13,21 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { packageFile } from '../../cli/package-root.ts';
+import { LEASE_NAME } from '../../controller/manager.ts';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
 import { BindServer } from '../../devenv/dns/bind.ts';
 import { TRAEFIK_CONTROLLER_NAME, TRAEFIK_INGRESS_CONTROLLER, TraefikGateway } from '../../devenv/gateway.ts';
 import { metricsReaderToken, observe } from '../../devenv/observed.ts';
 import { defaultRouteAddress, getOnce, RealNode, realNodeImages } from '../../devenv/real-node.ts';
+import { releaseImage } from '../../devenv/release/image.ts';
+import { lastReleaseTree, type ReleaseTree } from '../../devenv/release/tree.ts';
 import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
 import { buildImages, operatorImage } from '../support/docker.ts';
+import { leadershipWindows, overlappingSiteWrites, writesOutsideLeadership } from '../support/history/index.ts';
+import { CONTROLLER_AUDIT_POLICY, controllerHistory } from '../support/upgrade-drill/audit.ts';
+import { childSnapshot, childWrites } from '../support/upgrade-drill/children.ts';
+import { type SteadySite, startTraffic, type TrafficReport } from '../support/upgrade-drill/traffic.ts';
 
 const run = promisify(execFile);
 const NS = 'web';
@@ -100,7 +107,8 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
     this.timeout(45 * 60_000);
     const image = await buildImages();
     expect(image).to.equal(operatorImage());
-    cp = await new ControlPlane({ nodeAddress: defaultRouteAddress() }).start();
+    // The audit log records the controller pods' writes for the upgrade drill's checks.
+    cp = await new ControlPlane({ nodeAddress: defaultRouteAddress(), auditPolicy: CONTROLLER_AUDIT_POLICY }).start();
     // Our image, and the local build of the unprivileged nginx under the name the controller asks for.
     node = await RealNode.start({ controlPlane: cp, images: realNodeImages() });
   });
@@ -463,17 +471,20 @@ describe('e2e: kubectl apply -k manifests on a real node (kubelet, kube-proxy, c
 
     /**
      * `kubectl apply -k` of an overlay with the records in DNS, as a user composes it: the overlay plus
-     * the DNS component, its placeholder server replaced with the BIND on the node's address.
+     * the DNS component, its placeholder server replaced with the BIND on the node's address. `root`
+     * is the tree whose manifests these are (another release's); `tag`, the operator image's tag.
      */
-    const applyWithDns = async (overlay: string) => {
-      const from = (...parts: string[]) => relative(withDns, packageFile(...parts));
+    const applyWithDns = async (overlay: string, release: { root?: string; tag?: string } = {}) => {
+      const root = release.root ?? packageFile();
+      const from = (...parts: string[]) => relative(withDns, join(root, ...parts));
+      const images = release.tag ? `images: [{name: staticsite-operator, newTag: "${release.tag}"}]\n` : '';
       await writeFile(
         join(withDns, 'kustomization.yaml'),
         `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources: [${from('manifests', 'overlays', overlay)}]
 components: [${from('manifests', 'components', 'dns-records')}]
-patches:
+${images}patches:
   - target: {kind: Deployment, name: staticsite-controller}
     patch: |-
       - {op: test, path: /spec/template/spec/containers/0/args/3, value: "--records=dns:10.96.0.53:53"}
@@ -712,6 +723,151 @@ spec: {controller: ${TRAEFIK_INGRESS_CONTROLLER}}
         120_000,
       );
       expect(await resolve(host)).to.deep.equal([]);
+    });
+    describe('upgrade and rollback drill (short form): the last release and the working tree, under traffic', () => {
+      const DEPLOYMENTS = ['staticsite-certs', 'staticsite-webhook', 'staticsite-controller'];
+      let release: ReleaseTree;
+      /** The release's image as the node knows it: its own tag would name ours while the versions match. */
+      let releaseTag = '';
+      let drillStart = 0;
+      const steady: SteadySite[] = [];
+
+      /** kubectl apply -k of the gateway overlay with DNS, from `root`'s tree, then all three rolled out. */
+      const install = async (target: { root?: string; tag?: string }) => {
+        await applyWithDns('gateway', target);
+        for (const deployment of DEPLOYMENTS) await rolledOut(cp, deployment);
+      };
+
+      /** The images of the system's running pods that are not terminating. */
+      const systemImages = async () => {
+        const pods = await cp.admin.get<{
+          items: Array<{
+            metadata: { deletionTimestamp?: string };
+            spec: { containers: Array<{ image: string }> };
+            status: { phase: string };
+          }>;
+        }>(`/api/v1/namespaces/${SYSTEM}/pods`);
+        // Not the finished one-off pods of other tests (the certificate renewal).
+        const live = pods.body.items.filter((p) => !p.metadata.deletionTimestamp && p.status.phase === 'Running');
+        return [...new Set(live.flatMap((p) => p.spec.containers.map((c) => c.image)))];
+      };
+
+      before(async function () {
+        this.timeout(40 * 60_000);
+        const started = Date.now();
+        const tree = lastReleaseTree();
+        if (!tree) throw new Error('CHANGELOG.md names no released commit');
+        release = tree;
+        const built = await releaseImage(release);
+        console.log(`  ${release.label}'s image ${built.how} in ${built.ms} ms`);
+        releaseTag = `release-${release.commit.slice(0, 12)}`;
+        await node.importImage({ source: built.image, names: [`staticsite-operator:${releaseTag}`] });
+        drillStart = Date.now();
+        await install({ root: release.dir, tag: releaseTag });
+        for (const name of ['steady-a', 'steady-b', 'steady-c']) {
+          const html = `<h1>${name}</h1>`;
+          const { host } = await readySite(name, html);
+          steady.push({ name, host, html });
+        }
+        for (const site of steady) await servedByItsName(site.host, site.html);
+        console.log(`  ${release.label} installed with ${steady.length} sites served in ${Date.now() - started} ms`);
+      });
+
+      /** Moves the system with `apply` while both clients run, then checks what the issue asks of a rollout. */
+      const underTraffic = async (prefix: string, apply: () => Promise<void>) => {
+        const names = steady.map((s) => s.name);
+        const before = await childSnapshot(cp.admin, GW_NS, names);
+        const from = Date.now();
+        const traffic = startTraffic({
+          admin: cp.admin,
+          namespace: GW_NS,
+          prefix,
+          steady,
+          get: async (host) => throughGateway(host),
+          resolve,
+          address,
+        });
+        let report: TrafficReport;
+        try {
+          await apply();
+          // A few rounds of both clients on the new version alone.
+          await new Promise((r) => setTimeout(r, 3_000));
+        } finally {
+          report = await traffic.stop();
+        }
+        const to = Date.now();
+        await eventually(
+          'every churned site deleted',
+          async () => {
+            const left = await Promise.all(report.churned.map((n) => cp.admin.get(`${gwSites}/${n}`)));
+            return left.every((r) => r.status === 404);
+          },
+          120_000,
+        );
+        const leftRecords = [];
+        for (const n of report.churned) {
+          const answers = await resolve(`${n}.${GW_NS}.sites.staticsite.dev`);
+          if (answers.length > 0) leftRecords.push(`${n}: ${answers.join(',')}`);
+        }
+        const after = await childSnapshot(cp.admin, GW_NS, names);
+        const history = await controllerHistory(cp.auditLogPath, drillStart);
+        const writes = childWrites({ history, namespace: GW_NS, before, after, from, to });
+        const inSpan = history.replicas.flatMap((r) => r.requests.filter((q) => q.at >= from && q.at <= to));
+        const images = await systemImages();
+        const terms = leadershipWindows(history, LEASE_NAME, SYSTEM).filter((w) => w.until > from);
+        const twoLeaders = [
+          ...writesOutsideLeadership(history, { leaseNamespace: SYSTEM, leaseFor: () => LEASE_NAME }),
+          ...overlappingSiteWrites(history),
+        ];
+        return {
+          report,
+          leftRecords,
+          writes,
+          terms,
+          twoLeaders,
+          images,
+          controllerWrites: inSpan.length,
+          ms: to - from,
+        };
+      };
+
+      type Outcome = Awaited<ReturnType<typeof underTraffic>>;
+      const summary = (o: Outcome) => {
+        const admission = Object.entries(o.report.admission).map(([k, n]) => `${k} ${n}`);
+        const written = Object.values(o.writes.writes).reduce((a, b) => a + b, 0);
+        const status = Object.values(o.writes.statusWrites).reduce((a, b) => a + b, 0);
+        return `[${o.ms} ms; ${admission.join(', ')}; ${o.report.gets} GETs, ${o.report.lookups} lookups; ${o.report.churned.length} sites churned; children: ${written} writes, ${o.writes.changed.length} changed of ${steady.length * 4}; ${status} status writes; ${o.controllerWrites} controller writes audited; ${o.terms.length} leader terms]`;
+      };
+      const check = (o: Outcome, image: string) => {
+        expect(o.images, 'the images the system pods run').to.deep.equal([image]);
+        // The churned sites' children were created: the audit log did record the controller's writes.
+        expect(o.controllerWrites, 'controller writes in the audit log').to.be.greaterThan(0);
+        expect(o.report.admissionFailures, 'admission answers other than success or a rule').to.deep.equal([]);
+        expect(o.report.getFailures, 'failed GETs of steady sites').to.deep.equal([]);
+        expect(o.report.lookupFailures, 'steady sites missing from DNS').to.deep.equal([]);
+        expect(o.leftRecords, 'records of deleted sites left in DNS').to.deep.equal([]);
+        expect(o.writes.needless, 'child writes that changed nothing, or repeated one change').to.deep.equal([]);
+        expect(
+          o.twoLeaders.map((v) => `${v.rule} ${v.replica}: ${v.detail}`),
+          'two leaders',
+        ).to.deep.equal([]);
+        expect(o.report.churned.length, 'sites churned').to.be.greaterThan(0);
+        expect(o.report.admission['create denied: duplicate hostname (webhook)'] ?? 0).to.be.greaterThan(0);
+        // Both versions' replicas led: the rollout did hand over.
+        expect(new Set(o.terms.map((w) => w.replica)).size).to.be.greaterThan(1);
+      };
+
+      it('kubectl apply -k of the working tree: no admission failed, no GET failed, no record lost, no needless child write, one leader at a time', async function () {
+        const outcome = await underTraffic('up', () => install({}));
+        if (this.test) this.test.title += ` ${summary(outcome)}`;
+        check(outcome, operatorImage());
+      });
+
+      it('kubectl apply -k of the release again (rollback): the same checks', async function () {
+        const outcome = await underTraffic('down', () => install({ root: release.dir, tag: releaseTag }));
+        if (this.test) this.test.title += ` ${summary(outcome)}`;
+        check(outcome, `staticsite-operator:${releaseTag}`);
+      });
     });
   });
 });
