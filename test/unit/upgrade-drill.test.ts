@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { CONTROLLER_USER, controllerHistory } from '../support/upgrade-drill/audit.ts';
 import { type ChildSnapshot, childWrites } from '../support/upgrade-drill/children.ts';
+import { judge } from '../support/upgrade-drill/traffic.ts';
 
 /** One audit event of the kind the drill's policy logs, at `second` seconds past a fixed minute. */
 function event(fields: {
@@ -103,5 +104,42 @@ describe('upgrade drill: child writes against the children before and after', ()
       'configmaps/b: written 2 times for one change',
     ]);
     expect(result.statusWrites).to.deep.equal({ 'staticsites/a': 1 });
+  });
+});
+
+describe('upgrade drill: how the writing client judges an answer', () => {
+  const answer = (status: number, body: unknown) => ({
+    status,
+    body,
+    text: typeof body === 'string' ? body : JSON.stringify(body),
+    warnings: [],
+  });
+  const mutated = { metadata: { finalizers: ['staticsite.dev/external-record'] } };
+  const duplicate = { denied: 'duplicate hostname (webhook)', by: ['admission webhook', 'Duplicate value'] };
+
+  it('a success through the mutating webhook is ok; without its finalizer the write skipped admission', () => {
+    expect(judge('create', answer(201, mutated), { ok: [201], mutated: true })).to.deep.equal({ key: 'create ok' });
+    expect(judge('create', answer(201, { metadata: {} }), { ok: [201], mutated: true }).failure).to.equal(
+      'admitted without the mutating webhook',
+    );
+  });
+
+  it('a webhook that cannot be called, no answer, or a rule not enforced is a failure', () => {
+    const unavailable = answer(500, {
+      message:
+        'Internal error occurred: failed calling webhook "mutate.staticsite.dev": failed to call webhook: connection refused',
+    });
+    expect(judge('create', unavailable, { ok: [201], mutated: true })).to.include({ key: 'create 500' });
+    expect(judge('create', unavailable, duplicate).failure).to.include('failed calling webhook');
+    expect(judge('create', undefined, { ok: [201] }).failure).to.equal('no answer');
+    expect(judge('create', answer(201, mutated), duplicate).failure).to.not.equal(undefined);
+  });
+
+  it("the rule's own denial is counted under the rule", () => {
+    const denial = answer(422, {
+      message:
+        'admission webhook "validate.staticsite.dev" denied the request: StaticSite.staticsite.dev "x" is invalid: spec.hostname: Duplicate value: "a"',
+    });
+    expect(judge('create', denial, duplicate)).to.deep.equal({ key: 'create denied: duplicate hostname (webhook)' });
   });
 });

@@ -43,10 +43,14 @@ export interface TrafficReport {
 
 const FINALIZER = 'staticsite.dev/external-record';
 
-type Expected = { ok: number[]; mutated?: boolean } | { denied: string; by: string[] };
+export type Expected = { ok: number[]; mutated?: boolean } | { denied: string; by: string[] };
 
 /** The tally key of one answer, or a failure: anything but the success or the denial expected. */
-function judge(verb: string, res: KubeResponse | undefined, expected: Expected): { key: string; failure?: string } {
+export function judge(
+  verb: string,
+  res: KubeResponse | undefined,
+  expected: Expected,
+): { key: string; failure?: string } {
   if (res === undefined) return { key: `${verb} no answer`, failure: 'no answer' };
   if ('ok' in expected) {
     const finalizers = (res.body as { metadata?: { finalizers?: string[] } } | undefined)?.metadata?.finalizers;
