@@ -320,6 +320,20 @@ export class RealNode {
     return p;
   }
 
+  /**
+   * The files in every pod's emptyDir volume named `volume` (the controller's `records`), keyed by
+   * the pod's UID: what the pods wrote there, read on the node.
+   */
+  async emptyDirFiles(volume: string): Promise<Array<{ podUid: string; path: string }>> {
+    const pods = join(this.dir, 'kubelet', 'pods');
+    const found: Array<{ podUid: string; path: string }> = [];
+    for (const podUid of await readdir(pods).catch(() => [])) {
+      const dir = join(pods, podUid, 'volumes', 'kubernetes.io~empty-dir', volume);
+      for (const file of await readdir(dir).catch(() => [])) found.push({ podUid, path: join(dir, file) });
+    }
+    return found;
+  }
+
   /** The log of one of the node's processes: containerd, kubelet, kube-proxy, kube-scheduler. */
   logPath(name: string): string {
     return join(this.dir, `${name}.log`);

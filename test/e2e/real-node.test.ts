@@ -13,7 +13,6 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { packageFile } from '../../cli/package-root.ts';
-import { LEASE_NAME } from '../../controller/manager.ts';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
 import { BindServer } from '../../devenv/dns/bind.ts';
@@ -24,10 +23,9 @@ import { releaseImage } from '../../devenv/release/image.ts';
 import { lastReleaseTree, type ReleaseTree } from '../../devenv/release/tree.ts';
 import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
 import { buildImages, operatorImage } from '../support/docker.ts';
-import { leadershipWindows, overlappingSiteWrites, writesOutsideLeadership } from '../support/history/index.ts';
-import { CONTROLLER_AUDIT_POLICY, controllerHistory } from '../support/upgrade-drill/audit.ts';
-import { childSnapshot, childWrites } from '../support/upgrade-drill/children.ts';
-import { type SteadySite, startTraffic, type TrafficReport } from '../support/upgrade-drill/traffic.ts';
+import { CONTROLLER_AUDIT_POLICY } from '../support/upgrade-drill/audit.ts';
+import { phaseProblems, phaseSummary, rolloutUnderTraffic } from '../support/upgrade-drill/phase.ts';
+import type { SteadySite } from '../support/upgrade-drill/traffic.ts';
 
 const run = promisify(execFile);
 const NS = 'web';
@@ -65,13 +63,7 @@ async function rolledOut(cp: ControlPlane, deployment: string): Promise<void> {
 
 /** The external records the controller pods wrote, read from their emptyDir volumes on the node. */
 async function recordFiles(node: RealNode): Promise<string[]> {
-  const pods = join(node.dir, 'kubelet', 'pods');
-  const found: string[] = [];
-  for (const uid of await readdir(pods).catch(() => [])) {
-    const records = join(pods, uid, 'volumes', 'kubernetes.io~empty-dir', 'records');
-    for (const file of await readdir(records).catch(() => [])) found.push(join(records, file));
-  }
-  return found;
+  return (await node.emptyDirFiles('records')).map((f) => f.path);
 }
 
 /** What a failed test here needs to be explained: the pods, the webhook's endpoints, the node's logs. */
@@ -738,20 +730,6 @@ spec: {controller: ${TRAEFIK_INGRESS_CONTROLLER}}
         for (const deployment of DEPLOYMENTS) await rolledOut(cp, deployment);
       };
 
-      /** The images of the system's running pods that are not terminating. */
-      const systemImages = async () => {
-        const pods = await cp.admin.get<{
-          items: Array<{
-            metadata: { deletionTimestamp?: string };
-            spec: { containers: Array<{ image: string }> };
-            status: { phase: string };
-          }>;
-        }>(`/api/v1/namespaces/${SYSTEM}/pods`);
-        // Not the finished one-off pods of other tests (the certificate renewal).
-        const live = pods.body.items.filter((p) => !p.metadata.deletionTimestamp && p.status.phase === 'Running');
-        return [...new Set(live.flatMap((p) => p.spec.containers.map((c) => c.image)))];
-      };
-
       before(async function () {
         this.timeout(40 * 60_000);
         const started = Date.now();
@@ -773,100 +751,32 @@ spec: {controller: ${TRAEFIK_INGRESS_CONTROLLER}}
         console.log(`  ${release.label} installed with ${steady.length} sites served in ${Date.now() - started} ms`);
       });
 
-      /** Moves the system with `apply` while both clients run, then checks what the issue asks of a rollout. */
-      const underTraffic = async (prefix: string, apply: () => Promise<void>) => {
-        const names = steady.map((s) => s.name);
-        const before = await childSnapshot(cp.admin, GW_NS, names);
-        const from = Date.now();
-        const traffic = startTraffic({
-          admin: cp.admin,
+      /** Moves the system with `apply` while both clients run, and counts what the issue asks of a rollout. */
+      const underTraffic = (prefix: string, apply: () => Promise<void>) =>
+        rolloutUnderTraffic({
+          cp,
           namespace: GW_NS,
           prefix,
           steady,
           get: async (host) => throughGateway(host),
           resolve,
           address,
+          apply,
+          auditSince: drillStart,
+          routes: true,
+          recordOf: (name) => resolve(`${name}.${GW_NS}.sites.staticsite.dev`),
         });
-        let report: TrafficReport;
-        try {
-          await apply();
-          // A few rounds of both clients on the new version alone.
-          await new Promise((r) => setTimeout(r, 3_000));
-        } finally {
-          report = await traffic.stop();
-        }
-        const to = Date.now();
-        await eventually(
-          'every churned site deleted',
-          async () => {
-            const left = await Promise.all(report.churned.map((n) => cp.admin.get(`${gwSites}/${n}`)));
-            return left.every((r) => r.status === 404);
-          },
-          120_000,
-        );
-        const leftRecords = [];
-        for (const n of report.churned) {
-          const answers = await resolve(`${n}.${GW_NS}.sites.staticsite.dev`);
-          if (answers.length > 0) leftRecords.push(`${n}: ${answers.join(',')}`);
-        }
-        const after = await childSnapshot(cp.admin, GW_NS, names);
-        const history = await controllerHistory(cp.auditLogPath, drillStart);
-        const writes = childWrites({ history, namespace: GW_NS, before, after, from, to });
-        const inSpan = history.replicas.flatMap((r) => r.requests.filter((q) => q.at >= from && q.at <= to));
-        const images = await systemImages();
-        const terms = leadershipWindows(history, LEASE_NAME, SYSTEM).filter((w) => w.until > from);
-        const twoLeaders = [
-          ...writesOutsideLeadership(history, { leaseNamespace: SYSTEM, leaseFor: () => LEASE_NAME }),
-          ...overlappingSiteWrites(history),
-        ];
-        return {
-          report,
-          leftRecords,
-          writes,
-          terms,
-          twoLeaders,
-          images,
-          controllerWrites: inSpan.length,
-          ms: to - from,
-        };
-      };
-
-      type Outcome = Awaited<ReturnType<typeof underTraffic>>;
-      const summary = (o: Outcome) => {
-        const admission = Object.entries(o.report.admission).map(([k, n]) => `${k} ${n}`);
-        const written = Object.values(o.writes.writes).reduce((a, b) => a + b, 0);
-        const status = Object.values(o.writes.statusWrites).reduce((a, b) => a + b, 0);
-        return `[${o.ms} ms; ${admission.join(', ')}; ${o.report.gets} GETs, ${o.report.lookups} lookups; ${o.report.churned.length} sites churned; children: ${written} writes, ${o.writes.changed.length} changed of ${steady.length * 4}; ${status} status writes; ${o.controllerWrites} controller writes audited; ${o.terms.length} leader terms]`;
-      };
-      const check = (o: Outcome, image: string) => {
-        expect(o.images, 'the images the system pods run').to.deep.equal([image]);
-        // The churned sites' children were created: the audit log did record the controller's writes.
-        expect(o.controllerWrites, 'controller writes in the audit log').to.be.greaterThan(0);
-        expect(o.report.admissionFailures, 'admission answers other than success or a rule').to.deep.equal([]);
-        expect(o.report.getFailures, 'failed GETs of steady sites').to.deep.equal([]);
-        expect(o.report.lookupFailures, 'steady sites missing from DNS').to.deep.equal([]);
-        expect(o.leftRecords, 'records of deleted sites left in DNS').to.deep.equal([]);
-        expect(o.writes.needless, 'child writes that changed nothing, or repeated one change').to.deep.equal([]);
-        expect(
-          o.twoLeaders.map((v) => `${v.rule} ${v.replica}: ${v.detail}`),
-          'two leaders',
-        ).to.deep.equal([]);
-        expect(o.report.churned.length, 'sites churned').to.be.greaterThan(0);
-        expect(o.report.admission['create denied: duplicate hostname (webhook)'] ?? 0).to.be.greaterThan(0);
-        // Both versions' replicas led: the rollout did hand over.
-        expect(new Set(o.terms.map((w) => w.replica)).size).to.be.greaterThan(1);
-      };
 
       it('kubectl apply -k of the working tree: no admission failed, no GET failed, no record lost, no needless child write, one leader at a time', async function () {
         const outcome = await underTraffic('up', () => install({}));
-        if (this.test) this.test.title += ` ${summary(outcome)}`;
-        check(outcome, operatorImage());
+        if (this.test) this.test.title += ` [${phaseSummary(outcome)}]`;
+        expect(phaseProblems(outcome, operatorImage())).to.deep.equal({});
       });
 
       it('kubectl apply -k of the release again (rollback): the same checks', async function () {
         const outcome = await underTraffic('down', () => install({ root: release.dir, tag: releaseTag }));
-        if (this.test) this.test.title += ` ${summary(outcome)}`;
-        check(outcome, `staticsite-operator:${releaseTag}`);
+        if (this.test) this.test.title += ` [${phaseSummary(outcome)}]`;
+        expect(phaseProblems(outcome, `staticsite-operator:${releaseTag}`)).to.deep.equal({});
       });
     });
   });

@@ -41,11 +41,17 @@ function contentOf(object: KubeObject): string {
   return JSON.stringify({ labels, annotations: ours, ownerReferences, spec: object.spec, data: object.data });
 }
 
-/** Every child of every site named, keyed `<resource>/<name>`. */
-export async function childSnapshot(admin: KubeHttp, namespace: string, names: string[]): Promise<ChildSnapshot> {
+/** Every child of every site named, keyed `<resource>/<name>`; without a gateway, no HTTPRoutes. */
+export async function childSnapshot(
+  admin: KubeHttp,
+  namespace: string,
+  names: string[],
+  options: { routes?: boolean } = {},
+): Promise<ChildSnapshot> {
   const snapshot: ChildSnapshot = new Map();
+  const kinds = Object.entries(CHILDREN).filter(([resource]) => resource !== 'httproutes' || options.routes !== false);
   for (const name of names) {
-    for (const [resource, prefix] of Object.entries(CHILDREN)) {
+    for (const [resource, prefix] of kinds) {
       const res = await admin.get<KubeObject>(`${prefix}/namespaces/${namespace}/${resource}/${name}`);
       if (res.status !== 200) throw new Error(`${resource}/${name}: ${res.status} ${res.text}`);
       snapshot.set(`${resource}/${name}`, {
