@@ -742,12 +742,10 @@ spec: {controller: ${TRAEFIK_INGRESS_CONTROLLER}}
         await node.importImage({ source: built.image, names: [`staticsite-operator:${releaseTag}`] });
         drillStart = Date.now();
         await install({ root: release.dir, tag: releaseTag });
-        for (const name of ['steady-a', 'steady-b', 'steady-c']) {
-          const html = `<h1>${name}</h1>`;
-          const { host } = await readySite(name, html);
-          steady.push({ name, host, html });
-        }
-        for (const site of steady) await servedByItsName(site.host, site.html);
+        const names = ['steady-a', 'steady-b', 'steady-c'];
+        const ready = await Promise.all(names.map((name) => readySite(name, `<h1>${name}</h1>`)));
+        steady.push(...names.map((name, i) => ({ name, host: ready[i]?.host ?? '', html: `<h1>${name}</h1>` })));
+        await Promise.all(steady.map((site) => servedByItsName(site.host, site.html)));
         console.log(`  ${release.label} installed with ${steady.length} sites served in ${Date.now() - started} ms`);
       });
 
