@@ -28,16 +28,10 @@ export interface ReleaseImage {
 }
 
 async function labelOf(image: string): Promise<string> {
-  const inspected = await run('docker', [
-    'image',
-    'inspect',
-    '--format',
-    `{{ index .Config.Labels "${KEY_LABEL}" }}`,
-    image,
-  ])
+  const format = `{{ index .Config.Labels "${KEY_LABEL}" }}`;
+  return run('docker', ['image', 'inspect', '--format', format, image])
     .then(({ stdout }) => stdout.trim())
     .catch(() => '');
-  return inspected;
 }
 
 /** The release's image in Docker, built once per commit (needs the bases: run `npm run image` first). */

@@ -42,9 +42,9 @@ async function systemImages(cp: ControlPlane): Promise<string[]> {
 
 /** Runs the traffic around `apply`, a few rounds more on the new release alone, and stops it. */
 async function trafficAround(options: PhaseOptions): Promise<{ report: TrafficReport; from: number; to: number }> {
-  const { cp, apply, auditSince: _since, routes: _routes, recordOf: _recordOf, ...traffic } = options;
+  const { cp, apply } = options;
   const from = Date.now();
-  const clients = startTraffic({ admin: cp.admin, ...traffic });
+  const clients = startTraffic({ ...options, admin: cp.admin });
   let report: TrafficReport;
   try {
     await apply();
