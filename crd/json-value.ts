@@ -15,6 +15,11 @@ export function setKey(object: JsonObject, key: string, value: unknown): void {
   else object[key] = value;
 }
 
+/** The value of an own property, never one inherited from Object.prototype (`constructor`, `toString`). */
+export function ownValue(object: object, key: string): unknown {
+  return Object.hasOwn(object, key) ? (object as JsonObject)[key] : undefined;
+}
+
 /** runtime.DeepCopyJSONValue. */
 export function deepCopyJson<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;

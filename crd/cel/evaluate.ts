@@ -10,7 +10,7 @@ import { FieldError, NIL_PATH, OMIT_VALUE } from '../apimachinery/field-error.ts
 import { childPath, indexPath, keyPath } from '../apimachinery/field-path.ts';
 import { goQuote } from '../apimachinery/go-format.ts';
 import { WarningList } from '../apimachinery/warning-list.ts';
-import { jsonEqual } from '../json-value.ts';
+import { jsonEqual, ownValue } from '../json-value.ts';
 import type { RuleProgram } from './check.ts';
 import type { CompiledNode, CompiledRule, CompiledRules } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_COST_BUDGET } from './limits.ts';
@@ -61,8 +61,7 @@ function ratchetKey(r: Ratchet, key: string, value: unknown, schema: JSONSchemaP
   if (!r.current) return r;
   if (r.parent === undefined && (key === 'apiVersion' || key === 'kind')) return {};
   const old = r.current.old;
-  const oldValue =
-    old && typeof old === 'object' && !Array.isArray(old) ? (old as Record<string, unknown>)[key] : undefined;
+  const oldValue = old && typeof old === 'object' && !Array.isArray(old) ? ownValue(old, key) : undefined;
   return { current: oldValue === undefined ? undefined : { value, old: oldValue, schema }, parent: r.current };
 }
 
@@ -121,10 +120,7 @@ function oldItemFor(node: CompiledNode, item: unknown, oldList: unknown[] | unde
   const keys = schema['x-kubernetes-list-map-keys'] ?? [];
   if (!item || typeof item !== 'object') return undefined;
   return oldList.find(
-    (o) =>
-      o &&
-      typeof o === 'object' &&
-      keys.every((k) => jsonEqual((o as Record<string, unknown>)[k], (item as Record<string, unknown>)[k])),
+    (o) => o && typeof o === 'object' && keys.every((k) => jsonEqual(ownValue(o, k), ownValue(item, k))),
   );
 }
 
@@ -168,7 +164,7 @@ function validateFields(run: Run, node: CompiledNode, record: Record<string, unk
       const entry = {
         path: keyPath(at.path, k),
         value,
-        old: correlatable ? oldRecord?.[k] : undefined,
+        old: correlatable && oldRecord ? ownValue(oldRecord, k) : undefined,
         ratchet: ratchetKey(at.ratchet, k, value, node.additionalProperties.schema),
       };
       if (!validate(run, node.additionalProperties, entry)) return false;
@@ -180,7 +176,7 @@ function validateFields(run: Run, node: CompiledNode, record: Record<string, unk
     const field = {
       path: childPath(at.path, k),
       value,
-      old: correlatable ? oldRecord?.[k] : undefined,
+      old: correlatable && oldRecord ? ownValue(oldRecord, k) : undefined,
       ratchet: ratchetKey(at.ratchet, k, value, sub?.schema),
     };
     if (!validate(run, sub, field)) return false;

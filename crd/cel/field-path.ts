@@ -3,6 +3,7 @@
  * Source: k8s.io/apiextensions-apiserver@v0.37.2/pkg/apiserver/schema/cel/validation.go (ValidFieldPath).
  */
 import type { JSONSchemaProps } from '../apiextensions.ts';
+import { ownValue } from '../json-value.ts';
 
 function tokenize(path: string): string[] | undefined {
   const tokens: string[] = [];
@@ -65,7 +66,7 @@ export function normalizeFieldPath(jsonPath: string, root: JSONSchemaProps): str
     if (!schema) return false;
     if (schema.properties) {
       out = out === '' ? name : `${out}.${name}`;
-      schema = schema.properties[name];
+      schema = ownValue(schema.properties, name) as JSONSchemaProps | undefined;
       return schema !== undefined;
     }
     if (schema.additionalProperties !== undefined) {

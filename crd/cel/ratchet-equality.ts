@@ -6,7 +6,7 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/equality.go.
  */
 import type { JSONSchemaProps } from '../apiextensions.ts';
-import { isJsonObject, jsonEqual } from '../json-value.ts';
+import { isJsonObject, jsonEqual, ownValue } from '../json-value.ts';
 
 function mapListKey(item: unknown, keys: readonly string[]): string | undefined {
   if (!isJsonObject(item)) return undefined;
@@ -42,7 +42,8 @@ export function unchanged(value: unknown, old: unknown, schema: JSONSchemaProps 
     if (keys.length !== Object.keys(old).length) return false;
     const additional = typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined;
     return keys.every((k) => {
-      const child = schema?.properties?.[k] ?? additional;
+      const property = schema?.properties ? (ownValue(schema.properties, k) as JSONSchemaProps | undefined) : undefined;
+      const child = property ?? additional;
       return child !== undefined && Object.hasOwn(old, k) && unchanged(value[k], old[k], child);
     });
   }
