@@ -15,7 +15,7 @@ import { isJsonObject, type JsonObject } from './json-value.ts';
 import { type Decoded, DecodeFailure, decode } from './schema/decode.ts';
 import { applyDefaults } from './schema/defaulting.ts';
 import { finalizerWarnings } from './schema/objectmeta-validate.ts';
-import { generateName, metadataOf, placeInNamespace, prepare } from './schema/prepare.ts';
+import { clearSystemFields, generateName, metadataOf, placeInNamespace, prepare } from './schema/prepare.ts';
 import { validate } from './schema/strategy-validate.ts';
 import { checkTypeMeta } from './schema/type-meta.ts';
 
@@ -100,6 +100,7 @@ export function admit(version: CompiledCrdVersion, input: unknown, options: Admi
     throw error;
   }
   if (oldObject) placeInNamespace(oldObject, target.namespaced, options.namespace);
+  clearSystemFields(object, oldObject === undefined);
   prepare(schema, object, oldObject);
   if (!oldObject) generateName(object, options.generateName);
 

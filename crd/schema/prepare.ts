@@ -3,7 +3,7 @@
  * (registry/rest/create.go) and PrepareForCreate / PrepareForUpdate (customresource/strategy.go).
  */
 
-import { isJsonObject, type JsonObject, jsonEqual } from '../json-value.ts';
+import { isJsonObject, type JsonObject, jsonEqual, setKey } from '../json-value.ts';
 import type { CompiledSchema } from './compile.ts';
 
 export function metadataOf(object: JsonObject): JsonObject {
@@ -32,6 +32,25 @@ export function placeInNamespace(object: JsonObject, namespaced: boolean, namesp
   }
   return ns === '' || ns === namespace;
 }
+
+/**
+ * What the API server clears of the metadata a client sent. A create loses the system fields
+ * (rest.WipeObjectMetaSystemFields, registry/rest/meta.go:30, called by handlers/create.go:171 before
+ * admission; the server then stamps a uid and creationTimestamp of its own). Nothing stores a
+ * selfLink: storage clears it before the write (APIObjectVersioner.PrepareObjectForStorage,
+ * storage/api_object_versioner.go:63), so an update's answer has none either. Only a dry-run update
+ * echoes it (DryRunnableStorage.GuaranteedUpdate returns the object unprepared).
+ */
+export function clearSystemFields(object: JsonObject, create: boolean): void {
+  const meta = metadataOf(object);
+  const fields = create ? WIPED_ON_CREATE : ['selfLink'];
+  if (!fields.some((f) => Object.hasOwn(meta, f))) return;
+  const kept: JsonObject = {};
+  for (const [k, v] of Object.entries(meta)) if (!fields.includes(k)) setKey(kept, k, v);
+  object.metadata = kept;
+}
+
+const WIPED_ON_CREATE = ['creationTimestamp', 'uid', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink'];
 
 /**
  * PrepareForCreate / PrepareForUpdate (strategy.go:145, :159): generation 1 on create, +1 on update
