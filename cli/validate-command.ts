@@ -1,4 +1,10 @@
-import { admit, createCelEnvironment, type FieldValidation, simpleNameGenerator } from '../crd/index.ts';
+import {
+  admit,
+  createCelEnvironment,
+  type FieldValidation,
+  recordWarnings,
+  simpleNameGenerator,
+} from '../crd/index.ts';
 import { ENGINE_MESSAGE_LIMIT } from '../webhook/admission/bounds.ts';
 import { CommandLine, oneOf } from './flags.ts';
 import { UsageError } from './usage.ts';
@@ -180,7 +186,7 @@ function admitDocument(object: unknown, where: { file: string; document: number 
     status: result.allowed ? 'valid' : 'invalid',
     message: result.allowed ? '' : result.message,
     // The API server warns of a deprecated version before anything else of the request.
-    warnings: [...version.deprecationWarnings, ...result.warnings],
+    warnings: recordWarnings([...version.deprecationWarnings, ...result.warnings]),
     result,
   });
 }

@@ -59,6 +59,10 @@ export interface AdmissionResult {
   /** The individual decode errors of a 400 (for example `unknown field "spec.x"`). */
   decodeErrors: string[];
   causes: StatusCause[];
+  /**
+   * Every warning the request adds to the API server's recorder, in order, each once and whole; a
+   * client sees recordWarnings() of them, after a deprecated version's (compile.ts deprecationWarnings).
+   */
   warnings: string[];
   /** The pruned and defaulted object as the API server would store it (also on denial). */
   object: JsonObject | undefined;

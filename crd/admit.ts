@@ -62,7 +62,8 @@ export function decodeObject(
     throw error;
   }
   const { object } = decoded;
-  const unknown = fieldValidation === 'Ignore' ? [] : decoded.unknownFields.map((p) => `unknown field ${goQuote(p)}`);
+  // fmt `unknown field "%s"` (customresource_handler.go:1336): the path quoted raw, not escaped.
+  const unknown = fieldValidation === 'Ignore' ? [] : decoded.unknownFields.map((p) => `unknown field "${p}"`);
   if (fieldValidation === 'Strict' && unknown.length > 0) {
     const message = cannotHandle(`strict decoding error: ${unknown.join(', ')}`);
     return { ok: false, rejection: badRequest(message, unknown, [], object) };

@@ -29,6 +29,7 @@ export {
   NIL_PATH,
   printedErrors,
 } from './apimachinery/field-error.ts';
+export { recordWarnings, type WarningLimits } from './apimachinery/warning-list.ts';
 export { type CelEnvironment, createCelEnvironment } from './cel/environment.ts';
 export { type ExpressionResult, evaluateExpression } from './cel/expression.ts';
 export { type CompileCrdOptions, type CompiledCrdVersion, CrdVersionError, compileCrdVersion } from './compile.ts';

@@ -55,7 +55,7 @@ export function checkTypeMeta(
     const unknown = Object.keys(input)
       .filter((k) => !META_FIELDS.has(k))
       .sort(compareGoStrings)
-      .map((k) => `unknown field ${goQuote(k)}`);
+      .map((k) => `unknown field "${k}"`);
     if (fieldValidation === 'Strict' && unknown.length > 0) {
       return reject(
         `${input.kind} in version ${goQuote(version)} cannot be handled as a ${options.kind}: strict decoding error: ${unknown.join(', ')}`,

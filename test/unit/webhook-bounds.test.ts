@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { boundMessage, MESSAGE_LIMIT, recordWarnings } from '../../webhook/admission/bounds.ts';
+import { recordWarnings } from '../../crd/index.ts';
+import { boundMessage, MESSAGE_LIMIT } from '../../webhook/admission/bounds.ts';
 
 describe('webhook: warnings as the API server records them (k8s.io/apiserver endpoints/filters/warning.go)', () => {
   // Test_recorder_AddWarning in warning_test.go (agents aside: the webhook sends texts only).

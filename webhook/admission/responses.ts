@@ -1,4 +1,5 @@
-import { boundMessage, MESSAGE_LIMIT, recordWarnings } from './bounds.ts';
+import { recordWarnings } from '../../crd/index.ts';
+import { boundMessage, MESSAGE_LIMIT } from './bounds.ts';
 import type { AdmissionResponse, Status } from './review.ts';
 
 /** Causes kept in a denial: each names a field, and a list of thousands helps nobody. */
