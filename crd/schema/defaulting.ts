@@ -1,4 +1,4 @@
-import { deepCopyJson, isJsonObject } from '../json-value.ts';
+import { deepCopyJson, isJsonObject, setKey } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 function isNonNullableNull(x: unknown, s: SchemaNode | undefined): boolean {
@@ -22,7 +22,7 @@ export function applyDefaults(x: unknown, s: SchemaNode | undefined): void {
   }
   if (!isJsonObject(x)) return;
   for (const [k, prop] of s.defaultedProperties) {
-    if (!Object.hasOwn(x, k) || isNonNullableNull(x[k], prop)) x[k] = deepCopyJson(prop.default);
+    if (!Object.hasOwn(x, k) || isNonNullableNull(x[k], prop)) setKey(x, k, deepCopyJson(prop.default));
   }
   for (const k in x) {
     const prop = s.properties?.get(k);
@@ -31,7 +31,7 @@ export function applyDefaults(x: unknown, s: SchemaNode | undefined): void {
       if (v !== null && typeof v === 'object') applyDefaults(v, prop);
     } else if (s.additionalProperties) {
       const additional = s.additionalProperties;
-      if (isNonNullableNull(x[k], additional) && additional.hasDefault) x[k] = deepCopyJson(additional.default);
+      if (isNonNullableNull(x[k], additional) && additional.hasDefault) setKey(x, k, deepCopyJson(additional.default));
       applyDefaults(x[k], additional);
     }
   }

@@ -6,7 +6,7 @@
 import { append } from '../apimachinery/append.ts';
 import { type FieldError, fieldErrors } from '../apimachinery/field-error.ts';
 import { goJsonMarshal, isGoInt } from '../apimachinery/go-format.ts';
-import { isJsonObject, type JsonObject } from '../json-value.ts';
+import { isJsonObject, type JsonObject, setKey } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 const UNSPECIFIED_KEY = Symbol('unspecifiedKeyValue');
@@ -56,7 +56,7 @@ function validateListMap(path: string, s: SchemaNode, list: readonly unknown[]):
   }
   const keys = list.map((x) => {
     const key: JsonObject = {};
-    if (isJsonObject(x)) for (const k of keyFields) if (Object.hasOwn(x, k)) key[k] = x[k];
+    if (isJsonObject(x)) for (const k of keyFields) if (Object.hasOwn(x, k)) setKey(key, k, x[k]);
     return key;
   });
   return nonUniqueIndices(keys).map((i) => fieldErrors.duplicate(`${path}[${i}]`, keys[i]));

@@ -210,6 +210,31 @@ describe('e2e: selfLink, the warning budget and prototype-named keys as kube-api
     }
   });
 
+  it('schema properties named __proto__ and toString: defaulted, and keys of a map-type list', async () => {
+    // JSON text: a `__proto__` written in an object literal would be the prototype, not a property.
+    const schema = JSON.parse(`{"type":"object","properties":{"spec":{"type":"object","properties":{
+      "__proto__":{"type":"string","default":"d"},
+      "l":{"type":"array","maxItems":4,"x-kubernetes-list-type":"map","x-kubernetes-list-map-keys":["__proto__","toString"],
+        "items":{"type":"object","required":["__proto__"],"properties":{
+          "__proto__":{"type":"string"},"toString":{"type":"string","default":"t"}}}}}}}}`);
+    const crd = singleVersionCrd(GROUP, 'ProtoEdge', 'protoedges', schema);
+    await installCrd(client, crd);
+    const compiled = compileCrdVersion(crd, 'v1');
+    const path = `/apis/${GROUP}/v1/namespaces/${NS}/protoedges`;
+    try {
+      for (const spec of [
+        '{}',
+        '{"__proto__":null,"l":[{"__proto__":"a"},{"__proto__":"a","toString":"u"}]}',
+        '{"l":[{"__proto__":"a"},{"__proto__":"a"}]}',
+      ]) {
+        const text = `{"apiVersion":"${GROUP}/v1","kind":"ProtoEdge","metadata":{"name":"p"},"spec":${spec}}`;
+        await expectSame(compiled, JSON.parse(text), () => client.post(path, text, { query: { dryRun: 'All' } }));
+      }
+    } finally {
+      await uninstallCrd(client, crd.metadata.name);
+    }
+  });
+
   it('metadata.selfLink and the system fields: wiped on create, never stored on update', async () => {
     await installCrd(client, edgeCrd(false));
     const compiled = compileCrdVersion(edgeCrd(false), 'v1');
