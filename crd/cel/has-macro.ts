@@ -3,11 +3,15 @@
  * of the select's field on whatever expression the select reads (`has(self.matches[0].path)`, as
  * Gateway API's HTTPRoute and GRPCRoute CRDs write). @marcbachmann/cel-js accepts only a chain of
  * selects down to an identifier and reports "has() invalid argument" otherwise, so the CRDs fail
- * to compile. For those calls the macro on the parsed node is replaced by one that stops the chain at
- * the first node that is not a select and evaluates that node as the operand; the library's own
- * macro stays for every other `has()`, so its messages and semantics are unchanged where it works.
+ * to compile; and it never type-checks the tested field, so `has(self.zzz)` on an object without
+ * `zzz` (or `has(self.constructor)`) compiled where the API server refuses it with "undefined field".
+ * So every `has(<select>)` gets a macro that, for selects down to a variable, type-checks the select
+ * as cel-go does (an error about the tested field at the has() call), and that stops the chain at the
+ * first node that is not a select and evaluates that node as the operand, as the library's macro
+ * evaluates a chain.
  */
 import { EvaluationError } from '@marcbachmann/cel-js';
+import { recordPresenceTest } from './common/presence-tests.ts';
 
 /** The parts of the library's AST nodes, checker and evaluator that a macro uses. */
 interface MacroNode {
@@ -44,12 +48,19 @@ function chainOf(argument: MacroNode): MacroNode[] {
 }
 
 /** The library's presence test over `chain`, with any expression as the operand. */
-function presenceMacro(argument: MacroNode): Macro {
+function presenceMacro(call: MacroNode, argument: MacroNode): Macro {
   const chain = chainOf(argument);
   return {
     args: [argument],
     typeCheck(checker, _macro, ctx) {
-      checker.check(chain[chain.length - 1] as MacroNode, ctx);
+      const operand = chain[chain.length - 1] as MacroNode;
+      if (operand.op === 'id') {
+        // Selects down to a variable have the declared types: the tested field must exist on its
+        // object, as cel-go checks it. Other operands (literals, indexes) are checked as before: the
+        // library types some of them in ways cel-go does not.
+        recordPresenceTest(argument, call);
+        checker.check(argument, ctx);
+      } else checker.check(operand, ctx);
       return checker.getType('bool');
     },
     evaluate(ev, _macro, ctx) {
@@ -75,10 +86,7 @@ function presenceMacro(argument: MacroNode): Macro {
   };
 }
 
-/**
- * Gives every `has(<select>)` call whose selects do not end at an identifier the presence test of
- * cel-go; returns how many calls it changed.
- */
+/** Gives every `has(<select>)` call the presence test of cel-go; returns how many calls it changed. */
 export function allowPresenceTestsOnAnyOperand(nodes: Iterable<MacroNode>): number {
   let changed = 0;
   for (const node of nodes) {
@@ -86,9 +94,7 @@ export function allowPresenceTestsOnAnyOperand(nodes: Iterable<MacroNode>): numb
     const callArgs = node.args[1] as MacroNode[] | undefined;
     const argument = callArgs?.length === 1 ? callArgs[0] : undefined;
     if (argument === undefined || argument.op !== '.') continue;
-    const operand = chainOf(argument).at(-1) as MacroNode;
-    if (operand.op === 'id') continue;
-    node.setMeta('macro', presenceMacro(argument));
+    node.setMeta('macro', presenceMacro(node, argument));
     changed++;
   }
   return changed;

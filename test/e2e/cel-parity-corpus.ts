@@ -1235,6 +1235,18 @@ bad('macro', { type: 'array', maxItems: 4, items: withRules(str, "self == oldSel
 // cel-go's parser refuses a has() whose argument is not a field selection
 bad('macro', { type: 'object', properties: { a: strList } }, 'has(self)');
 bad('macro', { type: 'object', properties: { a: strList } }, 'has(self.a[0])');
+// has() of a field the object does not declare, also one named like an Object.prototype member: cel-go
+// refuses it ("undefined field"), at the has() call; and of a field of a string
+const presence: JSONSchemaProps = {
+  type: 'object',
+  properties: { a: str, m: { type: 'object', maxProperties: 4, additionalProperties: str } },
+};
+bad('macro', presence, 'has(self.zzz)');
+bad('macro', presence, 'has(self.constructor)');
+bad('macro', presence, 'has(self.toString) || has(self.m.toString)');
+bad('macro', presence, 'has(self.a.b)');
+bad('macro', presence, 'has(self.m.x.y)');
+bad('macro', presence, 'has(self.zzz.y)');
 bad('macro', { type: 'object', properties: { a: strList } }, 'self.a.size() == 1 && has(self.a.size())');
 bad('type', { type: 'object', properties: { replicas: int } }, "self.replicas == 'two'");
 bad('type', { type: 'object', properties: { replicas: int } }, 'self.replicas + 1');

@@ -4,6 +4,8 @@
  * operators at the operator token, calls at '(', selections at '.', identifiers at their start.
  * Sources: github.com/google/cel-go@v0.29.2/common/error.go (ToDisplayString), checker/errors.go, parser/parser.go.
  */
+
+import { presenceTestCall } from './presence-tests.ts';
 import { OVERRIDDEN_STRING_FUNCTIONS } from './string-overrides.ts';
 
 interface ErrorNode {
@@ -102,6 +104,8 @@ function childRange(x: unknown): { start: number; end: number } | undefined {
 export const CEL_GO_ISSUE = 'cel_go_issue';
 
 function celGoOffset(node: ErrorNode, input: string): number {
+  const call = presenceTestCall(node);
+  if (call) return celGoOffset(call as ErrorNode, input);
   const start = node.start ?? node.pos ?? 0;
   const args = node.args;
   switch (node.op) {
