@@ -49,8 +49,24 @@ export const CONNECTION_SETTINGS = {
   keepAliveTimeoutMs: 65_000,
   /** Connections beyond this are refused at accept. */
   maxConnections: 512,
-  /** From this many on, a new connection first closes the idle keep-alive ones (the API server redials). */
+  /**
+   * From this many on, a new connection first closes the idle keep-alive ones (the API server
+   * redials), then pending ones (TLS handshake or request headers unfinished), oldest first, until
+   * fewer than this are open (webhook/http/connection-fairness.ts). It must be under
+   * maxConnections: Node refuses at the cap before our code sees a connection, so the 64 between
+   * are the room a newcomer always finds. Freeing no more than that keeps a newcomer safe the
+   * longest: it is closed only after 447 newer connections (bench/RESULTS.md, #51).
+   */
   reclaimIdleAt: 448,
+  /**
+   * From reclaimIdleAt on, a connection that has not delivered complete request headers within this
+   * of its accept is closed at the next new connection, however many are open: the API server's
+   * handshake and headers take milliseconds (a round trip or two and a signature), so a second is
+   * ample on any cluster network and a busy event loop, while a flood must renew every pending
+   * connection each second to hold them. Below reclaimIdleAt, handshakeTimeoutMs and
+   * headersTimeoutMs apply as they are.
+   */
+  pendingDeadlineUnderPressureMs: 1_000,
   /** One client address holds at most this many; the rest of the cap stays open to everyone else. */
   maxConnectionsPerClient: 384,
   /** Bodies beyond this are refused with 413 and the connection closed at the limit. */

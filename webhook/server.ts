@@ -23,6 +23,7 @@ import {
 } from './server-settings.ts';
 import { type ClientCa, readClientCa } from './tls/client-ca.ts';
 import { CredentialsReloader } from './tls/credentials-reloader.ts';
+import { countHandshakeFailures } from './tls/handshake-failures.ts';
 import {
   type CredentialsFileSystem,
   readServingCredentials,
@@ -227,7 +228,12 @@ function webhookListeners(
 }
 
 /** The HTTPS server with the shipped connection settings; while draining, every answer closes its connection. */
-function httpsServer(tls: ReturnType<typeof tlsOptions>, reviews: Listener, state: ServerState): HttpsServer {
+function httpsServer(
+  tls: ReturnType<typeof tlsOptions>,
+  reviews: Listener,
+  context: { state: ServerState; metrics: WebhookMetrics },
+): HttpsServer {
+  const { state, metrics } = context;
   // Callers of a draining pod dial again and reach a pod that is staying.
   const listener: typeof reviews = (req, res) => {
     if (state.draining) res.setHeader('Connection', 'close');
@@ -245,11 +251,13 @@ function httpsServer(tls: ReturnType<typeof tlsOptions>, reviews: Listener, stat
     listener,
   );
   server.maxConnections = CONNECTION_SETTINGS.maxConnections;
-  keepConnectionsFair(server, CONNECTION_SETTINGS);
+  keepConnectionsFair(server, CONNECTION_SETTINGS, (reason) => metrics.connectionsReclaimed.inc({ reason }));
+  countHandshakeFailures(server, (reason) => metrics.handshakeFailures.inc({ reason }));
   // `Expect: 100-continue` with a body over the limit gets no `100 Continue`: the endpoint answers 413.
+  // Emitted as 'request', as Node does without this listener, so the fairness rule sees it too.
   server.on('checkContinue', (req, res) => {
     if (!(Number(req.headers['content-length']) > CONNECTION_SETTINGS.maxBodyBytes)) res.writeContinue();
-    listener(req, res);
+    server.emit('request', req, res);
   });
   return server;
 }
@@ -326,13 +334,13 @@ function tlsReloader(
 function httpsServers(
   options: WebhookServerOptions,
   listeners: ReturnType<typeof webhookListeners>,
-  state: ServerState,
+  context: { state: ServerState; metrics: WebhookMetrics },
   initial: { credentials: ServingCredentials; clientCa: ClientCa | undefined },
 ): { server: HttpsServer; conversion?: HttpsServer } {
-  const server = httpsServer(tlsOptions(initial.credentials, initial.clientCa), listeners.webhook, state);
+  const server = httpsServer(tlsOptions(initial.credentials, initial.clientCa), listeners.webhook, context);
   if (options.conversionPort === undefined) return { server };
   // Without client authentication: kube-apiserver presents no certificate on conversion calls.
-  return { server, conversion: httpsServer(tlsOptions(initial.credentials, undefined), listeners.conversion, state) };
+  return { server, conversion: httpsServer(tlsOptions(initial.credentials, undefined), listeners.conversion, context) };
 }
 
 /** Opens the ports: the conversion port first, so the webhook port's listening means both are. */
@@ -374,7 +382,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   };
   const readiness = readinessChecks(state, pool, { hostnames: options.hostnames, clientCa: clientCa !== undefined });
   const listeners = webhookListeners(options, { pool, isolation, metrics, readiness });
-  const https = httpsServers(options, listeners, state, { credentials, clientCa });
+  const https = httpsServers(options, listeners, { state, metrics }, { credentials, clientCa });
   const reloader = tlsReloader(options, { ...https, metrics, fs }, { credentials, clientCa });
   state.certificateProblem = () => reloader.problem;
   state.clientCaProblem = () => reloader.clientCaProblem;

@@ -10,6 +10,7 @@ import { readFile, rm, unlink } from 'node:fs/promises';
 import { connect as netConnect, type Socket } from 'node:net';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { expect } from 'chai';
+import { reviewOnNewConnection } from '../../devenv/new-connection-review.ts';
 import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts';
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
 import { CONNECTION_SETTINGS } from '../../webhook/server-settings.ts';
@@ -276,6 +277,64 @@ describe('e2e: the shipped webhook against hostile clients', function () {
       expect(other.status).to.equal('HTTP/1.1 200 OK');
     } finally {
       for (const s of sockets) s.destroy();
+    }
+  });
+
+  /** The API server's review on a new connection from its own address, with its 5 s webhook timeout. */
+  async function apiServerReview(): Promise<number | string> {
+    const caPem = certs.ca.certPem;
+    const options = { port: webhook.port, caPem, body: REVIEW, localAddress: '127.0.0.2', timeoutMs: 5_000 };
+    const answer = await reviewOnNewConnection(options);
+    return typeof answer === 'object' ? answer.status : answer;
+  }
+
+  /** staticsite_webhook_connections_reclaimed_total by reason, from the webhook's /metrics. */
+  async function reclaimedConnections(): Promise<Record<string, number>> {
+    const text = await (await fetch(webhook.metricsUrl('/metrics'))).text();
+    const pattern = /^staticsite_webhook_connections_reclaimed_total\{reason="([^"]+)"\} (\S+)$/gm;
+    return Object.fromEntries([...text.matchAll(pattern)].map(([, reason, value]) => [reason, Number(value)]));
+  }
+
+  it(`${10 * CONNECTION_SETTINGS.maxConnections} half-open and slow-header connections from 16 addresses: every review of the API server is answered`, async () => {
+    const attackers: Socket[] = [];
+    let opened = 0;
+    const address = () => `127.0.1.${1 + (opened++ % 16)}`;
+    const halfOpen = async (count: number) => {
+      const batch = Array.from({ length: count }, () => {
+        const socket = netConnect({ port: webhook.port, host: '127.0.0.1', localAddress: address() });
+        socket.on('error', () => {});
+        return socket;
+      });
+      attackers.push(...batch);
+      await Promise.all(batch.map((s) => new Promise((resolve) => s.once('connect', resolve).once('close', resolve))));
+    };
+    const slowHeaders = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const socket = await tls(webhook.port, certs.ca.certPem, { localAddress: address() }).catch(() => undefined);
+        socket?.on('error', () => {});
+        socket?.write('POST /validate HTTP/1.1\r\nhost: localhost\r\n');
+        if (socket) attackers.push(socket);
+      }
+    };
+    const before = await reclaimedConnections();
+    try {
+      while (opened < 10 * CONNECTION_SETTINGS.maxConnections) {
+        await halfOpen(64);
+        await slowHeaders(2);
+      }
+      // The attackers keep it up: each 100 ms they open 128 more half-open and 2 slow-header ones.
+      const reviews = [];
+      for (let i = 0; i < 40; i++) {
+        reviews.push(apiServerReview());
+        await Promise.all([halfOpen(128), slowHeaders(2), new Promise((resolve) => setTimeout(resolve, 100))]);
+      }
+      const answers = await Promise.all(reviews);
+      expect(answers.filter((answer) => answer !== 200)).to.deep.equal([]);
+      const after = await reclaimedConnections();
+      expect((after.handshake ?? 0) - (before.handshake ?? 0)).to.be.above(8 * CONNECTION_SETTINGS.maxConnections);
+      expect((after.headers ?? 0) - (before.headers ?? 0)).to.be.above(0);
+    } finally {
+      for (const s of attackers) s.destroy();
     }
   });
 

@@ -1,39 +1,55 @@
-import type { Server } from 'node:net';
+import type { Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import { type Connection, ConnectionTable } from './connection-states.ts';
 
 export interface FairnessSettings {
-  /** From this many open connections on, every new one first closes the idle keep-alive connections. */
+  /** From this many open connections on, every new one first reclaims others (see keepConnectionsFair). */
   reclaimIdleAt: number;
+  /** Near the cap, a connection without complete request headers this long after its accept is closed. */
+  pendingDeadlineUnderPressureMs: number;
   /** One client address holds at most this many connections; beyond, its new ones are closed at once. */
   maxConnectionsPerClient: number;
 }
 
+/** Why the fairness rule closed a connection: the label of staticsite_webhook_connections_reclaimed_total. */
+export type ReclaimReason = 'idle' | 'handshake' | 'headers' | 'per-client';
+
+export const RECLAIM_REASONS: readonly ReclaimReason[] = ['idle', 'handshake', 'headers', 'per-client'];
+
 /**
- * Keeps the connection cap from locking clients out: near the cap, idle keep-alive connections are
- * reclaimed (a client that sent one review and went silent holds nothing another needs; the API
- * server redials), and no one address takes more than its share. `server.maxConnections` stays the
- * hard limit; connections mid-request are bounded by the request timeouts, not closed here.
+ * Keeps the connection cap from locking clients out. Node refuses a connection at
+ * `server.maxConnections` before any code of ours sees it, so room is made earlier: from
+ * `reclaimIdleAt` open connections on, each new one first closes every idle keep-alive connection
+ * (the API server redials), then the connections still pending (TLS handshake or request headers
+ * not finished), oldest first, until fewer than `reclaimIdleAt` are open, and every pending one
+ * older than `pendingDeadlineUnderPressureMs` whatever the count. The newcomer is never closed for
+ * its own room, nor is a connection whose request is being answered. No one address takes more
+ * than its share.
  */
 export function keepConnectionsFair(
-  server: Server & { closeIdleConnections(): void },
+  server: HttpsServer,
   settings: FairnessSettings,
+  reclaimed: (reason: ReclaimReason) => void = () => {},
 ): void {
-  const perClient = new Map<string, number>();
-  let open = 0;
-  server.on('connection', (socket) => {
-    const client = socket.remoteAddress ?? '';
-    const held = perClient.get(client) ?? 0;
-    if (held >= settings.maxConnectionsPerClient) {
+  const table = new ConnectionTable(server);
+  const close = (connection: Connection, reason: ReclaimReason) => {
+    table.close(connection);
+    reclaimed(reason);
+  };
+  server.on('connection', (socket: Socket) => {
+    if (table.held(socket.remoteAddress ?? '') >= settings.maxConnectionsPerClient) {
       socket.destroy();
+      reclaimed('per-client');
       return;
     }
-    perClient.set(client, held + 1);
-    open++;
-    socket.once('close', () => {
-      open--;
-      const left = (perClient.get(client) ?? 1) - 1;
-      if (left > 0) perClient.set(client, left);
-      else perClient.delete(client);
-    });
-    if (open >= settings.reclaimIdleAt) server.closeIdleConnections();
+    const newcomer = table.accepted(socket);
+    if (table.open < settings.reclaimIdleAt) return;
+    for (const connection of table.idle) close(connection, 'idle');
+    const staleBefore = performance.now() - settings.pendingDeadlineUnderPressureMs;
+    for (const connection of table.pending) {
+      if (connection === newcomer) break;
+      if (table.open < settings.reclaimIdleAt && connection.acceptedAt > staleBefore) break;
+      close(connection, connection.state === 'handshake' ? 'handshake' : 'headers');
+    }
   });
 }

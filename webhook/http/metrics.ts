@@ -1,6 +1,8 @@
 import { CONTROLLER_RUNTIME_BUCKETS } from '../../observability/metric-buckets.ts';
 import { counter, gauge, histogram, metricsClass } from '../../observability/metric-declarations.ts';
 import { REVIEW_PATHS, type ReviewOutcome, type ReviewPath } from '../review/codec.ts';
+import { HANDSHAKE_FAILURE_REASONS } from '../tls/handshake-failures.ts';
+import { RECLAIM_REASONS } from './connection-fairness.ts';
 
 /** How a request to a review path ended: its HTTP code and, for our own counter, what it came to. */
 export interface ReviewEnd {
@@ -34,6 +36,8 @@ const METRICS = {
   reviewsPlaced: counter('staticsite_webhook_reviews_placed_total', 'Reviews by the thread that decided them: main (within the in-thread bounds) or worker (isolated).', ['thread']),
   reviewQueueLength: gauge('staticsite_webhook_review_queue_length', 'Reviews waiting for a free review worker.'),
   certReloads: counter('staticsite_webhook_certificate_reloads_total', 'Serving certificates loaded from the cert dir after start.'),
+  connectionsReclaimed: counter('staticsite_webhook_connections_reclaimed_total', 'Connections closed by the fairness rule: near the cap idle keep-alive (idle), TLS handshake unfinished (handshake), request headers unfinished (headers); over the per-address limit (per-client).', ['reason']),
+  handshakeFailures: counter('staticsite_webhook_tls_handshake_failures_total', 'TLS handshakes that failed: no-client-certificate, bad-certificate, timeout, protocol (not TLS, old version, no shared cipher), closed (by the client or the fairness rule before the end), other.', ['reason']),
 };
 
 /** The webhook's Prometheus metrics, on a registry of their own (no global state). */
@@ -47,6 +51,8 @@ export class WebhookMetrics extends metricsClass(METRICS) {
     }
     for (const reason of ['deadline', 'memory', 'exit']) this.workersReplaced.inc({ reason }, 0);
     for (const thread of ['main', 'worker']) this.reviewsPlaced.inc({ thread }, 0);
+    for (const reason of RECLAIM_REASONS) this.connectionsReclaimed.inc({ reason }, 0);
+    for (const reason of HANDSHAKE_FAILURE_REASONS) this.handshakeFailures.inc({ reason }, 0);
   }
 
   /**
