@@ -116,6 +116,7 @@ for (const helmVersion of HELM_VERSIONS)
       { values: ['controller.gateway=staticsite-system/public'], tree: 'manifests/overlays/gateway' },
       { values: ['controller.ingressClass=public'], tree: 'manifests/overlays/ingress' },
       { values: ['controller.sharded=true', 'controller.replicas=3'], tree: 'manifests/overlays/sharded' },
+      { values: ['webhook.clientAuth.enabled=true'], tree: 'manifests/overlays/client-auth' },
     ];
     for (const { values, tree } of pairs) {
       it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {
@@ -183,6 +184,26 @@ for (const helmVersion of HELM_VERSIONS)
       expect(validating.webhooks[0].namespaceSelector.matchExpressions[0].values).to.deep.equal(['kube-system', 'ops']);
       const crd = objects.find((o) => o.kind === 'CustomResourceDefinition');
       expect(crd.spec.conversion.webhook.clientConfig.service.namespace).to.equal('ops');
+    });
+
+    it('webhook.clientAuth.conversionPort moves every reference to the conversion port together', () => {
+      const rendered = template('webhook.clientAuth.enabled=true', 'webhook.clientAuth.conversionPort=10443');
+      expect(rendered.status, rendered.stderr).to.equal(0);
+      const webhook = (kind: string) =>
+        rendered.objects.find((o) => o.kind === kind && o.metadata.name === 'staticsite-webhook');
+      const container = webhook('Deployment').spec.template.spec.containers[0];
+      expect(container.args).to.include.members(['--client-ca=/certs/ca.crt', '--conversion-port=10443']);
+      expect(container.ports).to.deep.include({ name: 'conversion', containerPort: 10443 });
+      expect(webhook('Service').spec.ports).to.deep.include({
+        name: 'conversion',
+        port: 10443,
+        targetPort: 'conversion',
+      });
+      expect(webhook('NetworkPolicy').spec.ingress[0].ports).to.deep.include({ port: 10443, protocol: 'TCP' });
+      const crd = rendered.objects.find((o) => o.kind === 'CustomResourceDefinition');
+      expect(crd.spec.conversion.webhook.clientConfig.service.port).to.equal(10443);
+      const off = template().objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-webhook');
+      expect(off.spec.template.spec.containers[0].args.join(' ')).not.to.match(/--client-ca|--conversion-port/);
     });
 
     it('an unknown certificate mode fails the render with a message naming the choices', () => {
