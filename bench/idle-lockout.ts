@@ -120,8 +120,17 @@ async function reclaimed(webhook: WebhookProcess): Promise<Record<string, number
   return counts;
 }
 
+/**
+ * The built webhook on a free port. Once more if it could not listen: the free port it was given
+ * can be taken by another process before it binds (EADDRINUSE), which loses the whole run otherwise.
+ */
+async function startWebhook(): Promise<WebhookProcess> {
+  const options = { certDir: certs.dir, args: ['--shutdown-delay=0s'] };
+  return WebhookProcess.start(options).catch(() => WebhookProcess.start(options));
+}
+
 async function holding(kind: Kind, sources: number, multiple: number) {
-  const webhook = await WebhookProcess.start({ certDir: certs.dir, args: ['--shutdown-delay=0s'] });
+  const webhook = await startWebhook();
   const port = Number(new URL(webhook.url).port);
   const held: Socket[] = [];
   const opening: Array<Promise<Socket | undefined>> = [];
@@ -148,7 +157,7 @@ async function holding(kind: Kind, sources: number, multiple: number) {
 
 /** Half-open connections opened at `perSecond` from 16 addresses while the API server calls. */
 async function flood(perSecond: number) {
-  const webhook = await WebhookProcess.start({ certDir: certs.dir, args: ['--shutdown-delay=0s'] });
+  const webhook = await startWebhook();
   const port = Number(new URL(webhook.url).port);
   const sockets = new Set<Socket>();
   let opened = 0;
