@@ -109,9 +109,15 @@ async function apiServerCalls(port: number) {
 }
 
 /** The webhook's connections closed by the fairness rule, by reason, from its /metrics (none before it counted them). */
-async function reclaimed(webhook: WebhookProcess): Promise<Record<string, number>> {
-  const text = await (await fetch(webhook.metricsUrl('/metrics'))).text();
-  const counts: Record<string, number> = {};
+async function reclaimed(webhook: WebhookProcess): Promise<Record<string, number | string>> {
+  // Read after a flood, /metrics once did not answer within fetch's 10 s connect timeout: the row keeps its numbers.
+  let text: string;
+  try {
+    text = await (await fetch(webhook.metricsUrl('/metrics'))).text();
+  } catch (error) {
+    return { metrics: `unreadable: ${(error as Error).message}` };
+  }
+  const counts: Record<string, number | string> = {};
   for (const [, reason, value] of text.matchAll(
     /^staticsite_webhook_connections_reclaimed_total\{reason="([^"]+)"\} (\S+)$/gm,
   )) {
