@@ -1,10 +1,16 @@
 // The development environment (devenv/) loads inside each subcommand's run, by import(): `local --help` and
 // every production command load none of it (test/e2e/cli-loads.test.ts, test/unit/layout.test.ts).
+import { DEFAULT_BASE_DOMAIN } from '../api/index.ts';
 import { CommandLine, helpOf, port, usageOf } from './flags.ts';
 import type { CommandIO } from './usage.ts';
 
 const LOCAL = new CommandLine('local', {
   dns: { type: 'boolean', default: false, help: 'publish the records in a local BIND 9 as well' },
+  gateway: {
+    type: 'boolean',
+    default: false,
+    help: 'serve each site by its hostname through a local Gateway (Traefik on 127.0.0.1:8000)',
+  },
   'no-sample': { type: 'boolean', default: false, help: 'start no sample site' },
   'exit-after-sample': { type: 'boolean', default: false, help: 'stop once the sample site is served' },
 });
@@ -65,12 +71,13 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
   if (args[0] === 'simulate-nodes') return simulateNodesCommand(args.slice(1), io);
   if (args[0] === 'dns-config') return dnsConfigCommand(args.slice(1), io);
   const { values } = LOCAL.parse(args);
-  const [{ showSample }, { LocalSystem }] = await Promise.all([
+  const [{ showSample }, { LocalSystem }, { gatewayCurl }] = await Promise.all([
     import('../devenv/local-commands.ts'),
     import('../devenv/local-system.ts'),
+    import('../devenv/local-gateway.ts'),
   ]);
   const say = (line: string) => io.stdout(`${line}\n`);
-  const system = new LocalSystem({ log: say, dns: values.dns });
+  const system = new LocalSystem({ log: say, dns: values.dns, gateway: values.gateway });
   await system.start();
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -78,7 +85,7 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
     return stopping;
   };
   try {
-    if (!values['no-sample']) await showSample(system, say);
+    const sample = values['no-sample'] ? `NAME.NAMESPACE.${DEFAULT_BASE_DOMAIN}` : await showSample(system, say);
     const cp = system.controlPlane;
     say(
       [
@@ -87,6 +94,7 @@ export async function localCommand(args: string[], io: CommandIO): Promise<numbe
         `  export KUBECONFIG=${cp.kubeconfigPath} PATH=${cp.binDir}:$PATH`,
         '  kubectl get staticsites -A',
         ...(system.dns ? [`  dig @127.0.0.1 -p ${system.dns.port} hello.demo.${system.dns.zone}`] : []),
+        ...(system.gateway ? [`  ${gatewayCurl(sample)}`] : []),
         `logs: ${cp.dir}/*.log`,
         'Ctrl-C stops every process and removes the temp dir.',
       ].join('\n'),

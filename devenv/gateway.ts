@@ -44,6 +44,13 @@ export interface TraefikOptions {
    * status.loadBalancer.
    */
   ingress?: boolean;
+  /** The address the HTTP entry point listens on. Default: every address. */
+  listenAddress?: string;
+  /**
+   * The proxy Traefik reaches its backends through (HTTP_PROXY, e.g. `socks5://127.0.0.1:PORT`): the
+   * network of simulated pods (devenv/pod-network.ts). Default: none, backends are reached directly.
+   */
+  backendProxy?: string;
   binary?: string;
 }
 
@@ -77,7 +84,7 @@ export class TraefikGateway {
     this.httpPort = this.options.httpPort ?? (await freePort());
     this.pingPort = await freePort();
     const args = [
-      `--entryPoints.web.address=:${this.httpPort}`,
+      `--entryPoints.web.address=${this.options.listenAddress ?? ''}:${this.httpPort}`,
       `--entryPoints.ping.address=127.0.0.1:${this.pingPort}`,
       '--ping=true',
       '--ping.entryPoint=ping',
@@ -95,7 +102,11 @@ export class TraefikGateway {
       '--accesslog=true',
     ];
     // The provider reads KUBECONFIG when it runs outside a cluster.
-    const env = { ...process.env, KUBECONFIG: this.options.kubeconfig };
+    const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: this.options.kubeconfig };
+    if (this.options.backendProxy) {
+      // Go reads the upper-case names first; NO_PROXY empty so that no pod address bypasses the proxy.
+      Object.assign(env, { HTTP_PROXY: this.options.backendProxy, NO_PROXY: '', no_proxy: '' });
+    }
     this.process = new ManagedProcess('traefik', { command: binary, args, logPath: this.logPath, env });
     const proc = this.process;
     await waitFor(

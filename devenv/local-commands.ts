@@ -10,6 +10,7 @@ import { eventually } from './crds.ts';
 import { writeBindConfig } from './dns/bind.ts';
 import { KubeHttp } from './kube-http.ts';
 import { readKubeconfig } from './kubeconfig.ts';
+import { gatewayCurl } from './local-gateway.ts';
 import type { LocalSystem } from './local-system.ts';
 import { NodeSimulator } from './node-simulator.ts';
 import { writeControlPlanePki } from './pki.ts';
@@ -26,7 +27,7 @@ async function sampleSite(): Promise<{ metadata: { name: string; namespace: stri
 
 interface Site {
   metadata: { finalizers?: string[]; generation?: number };
-  spec: { hostname?: string; replicas?: number; tier?: string };
+  spec: { content: string; hostname?: string; replicas?: number; tier?: string };
   status?: {
     observedGeneration?: number;
     readyReplicas?: number;
@@ -35,8 +36,11 @@ interface Site {
   };
 }
 
-/** Applies the sample StaticSite, waits until it is Ready and says what admission and the controller did. */
-export async function showSample(system: LocalSystem, say: (line: string) => void): Promise<void> {
+/**
+ * Applies the sample StaticSite, waits until it is Ready and says what admission and the controller did;
+ * returns its hostname.
+ */
+export async function showSample(system: LocalSystem, say: (line: string) => void): Promise<string> {
   const admin = system.controlPlane.admin;
   await system.controlPlane.ensureNamespace(SAMPLE_NAMESPACE);
   const path = `/apis/staticsite.dev/v1/namespaces/${SAMPLE_NAMESPACE}/staticsites`;
@@ -74,6 +78,7 @@ export async function showSample(system: LocalSystem, say: (line: string) => voi
   say(
     `  status: Ready=${condition?.status} (${condition?.reason}: ${condition?.message}), readyReplicas ${ready.status?.readyReplicas}, url ${ready.status?.url}`,
   );
+  if (system.gateway) await showServed(system, ready, say);
   if (system.dns) {
     const hostname = ready.spec.hostname ?? '';
     const query = `dig @127.0.0.1 -p ${system.dns.port} ${hostname} CNAME`;
@@ -90,6 +95,24 @@ export async function showSample(system: LocalSystem, say: (line: string) => voi
       `  external record: ${join(system.recordsDir, file)} = ${JSON.stringify(JSON.parse(await readFile(join(system.recordsDir, file), 'utf8')))}`,
     );
   }
+  return ready.spec.hostname ?? '';
+}
+
+/** Waits until the gateway serves the sample's content by its hostname, and shows the curl that gets it. */
+async function showServed(system: LocalSystem, site: Site, say: (line: string) => void): Promise<void> {
+  const hostname = site.spec.hostname ?? '';
+  const gateway = system.gateway;
+  if (!gateway) return;
+  await eventually(
+    'the sample site served through the gateway',
+    async () => {
+      const res = await gateway.get(hostname).catch(() => undefined);
+      return res?.status === 200 && res.body === site.spec.content;
+    },
+    60_000,
+    250,
+  );
+  say(`  served through the gateway: ${gatewayCurl(hostname)} -> ${site.spec.content}`);
 }
 
 /**

@@ -9,6 +9,7 @@ import { packageFile } from '../cli/package-root.ts';
 import { ControlPlane } from './controlplane.ts';
 import { eventually } from './crds.ts';
 import { BindServer } from './dns/bind.ts';
+import { LOCAL_GATEWAY, LOCAL_GATEWAY_PORT, LocalGateway } from './local-gateway.ts';
 import { ManagedProcess, startOrUndo } from './managed-process.ts';
 import { NodeSimulator } from './node-simulator.ts';
 import { observedStatus } from './observed.ts';
@@ -41,6 +42,8 @@ export interface LocalSystemOptions {
   log?: (line: string) => void;
   /** Keep the external records in a local BIND 9 (RFC 2136 + TSIG) instead of files. */
   dns?: boolean;
+  /** Serve each site by its hostname through a Gateway (Traefik on 127.0.0.1:LOCAL_GATEWAY_PORT). */
+  gateway?: boolean;
 }
 
 /**
@@ -49,7 +52,7 @@ export interface LocalSystemOptions {
  * acting as its own ServiceAccount.
  */
 export class LocalSystem {
-  readonly controlPlane = new ControlPlane();
+  readonly controlPlane: ControlPlane;
   nodes: NodeSimulator | undefined;
   readonly processes = new Map<'certs' | 'webhook' | 'controller', ManagedProcess>();
   certDir = '';
@@ -59,14 +62,23 @@ export class LocalSystem {
   private readonly log: (line: string) => void;
   /** The DNS server of `--dns`, else undefined (records in files). */
   readonly dns: BindServer | undefined;
+  /** The Gateway of `--gateway`, else undefined (sites reachable by no hostname). */
+  readonly gateway: LocalGateway | undefined;
 
   constructor(options: LocalSystemOptions = {}) {
     this.log = options.log ?? (() => {});
     this.dns = options.dns ? new BindServer({ port: LOCAL_DNS_PORT }) : undefined;
+    this.gateway = options.gateway ? new LocalGateway() : undefined;
+    // Traefik routes to the pods of a Service's EndpointSlices, which this controller writes.
+    this.controlPlane = new ControlPlane(options.gateway ? { controllers: ['endpointslice-controller'] } : {});
   }
 
   async start(): Promise<this> {
-    const ports = { ...LOCAL_PORTS, ...(this.dns && { dns: LOCAL_DNS_PORT }) };
+    const ports = {
+      ...LOCAL_PORTS,
+      ...(this.dns && { dns: LOCAL_DNS_PORT }),
+      ...(this.gateway && { gateway: LOCAL_GATEWAY_PORT }),
+    };
     for (const [name, port] of Object.entries(ports)) {
       if (!(await portFree(port))) {
         throw new Error(`port ${port} (${name}) is in use on 127.0.0.1: stop what listens there and try again`);
@@ -98,6 +110,13 @@ export class LocalSystem {
     ]);
     if (applied.code !== 0) throw new Error(`kubectl apply -k manifests/overlays/local failed: ${applied.stderr}`);
     this.log('applied manifests/overlays/local (CRD, webhook configurations by URL, ServiceAccounts, RBAC)');
+    if (this.gateway) {
+      await this.gateway.start(this.controlPlane);
+      const { namespace, name } = LOCAL_GATEWAY;
+      this.log(
+        `gateway: Traefik on 127.0.0.1:${this.gateway.port}, Gateway ${namespace}/${name} (log ${this.gateway.logPath})`,
+      );
+    }
 
     const dir = this.controlPlane.dir;
     this.certDir = join(dir, 'webhook-certs');
@@ -179,6 +198,7 @@ export class LocalSystem {
             '--dns-owner-id=local',
           ]
         : [`--records-dir=${this.recordsDir}`]),
+      ...(this.gateway ? [`--gateway=${LOCAL_GATEWAY.namespace}/${LOCAL_GATEWAY.name}`] : []),
       `--metrics-port=${LOCAL_PORTS.controllerMetrics}`,
       '--leader-elect',
       `--leader-elect-namespace=${DEFAULT_NAMESPACE}`,
@@ -220,6 +240,7 @@ export class LocalSystem {
 
   async stop(): Promise<void> {
     for (const name of ['controller', 'webhook', 'certs'] as const) await this.processes.get(name)?.stop();
+    await this.gateway?.stop();
     await this.nodes?.stop();
     await this.dns?.dispose();
     await this.controlPlane.stop();

@@ -1,0 +1,111 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEFAULT_NAMESPACE } from '../api/index.ts';
+import { packageFile } from '../cli/package-root.ts';
+import type { ControlPlane } from './controlplane.ts';
+import { TRAEFIK_CONTROLLER_NAME, TraefikGateway } from './gateway.ts';
+import { PodNetwork } from './pod-network.ts';
+import { getOnce } from './real-node.ts';
+import { thirdPartyModuleDir } from './third-party-crds.ts';
+
+/** Where `staticsite local --gateway` serves the sites, on 127.0.0.1. */
+export const LOCAL_GATEWAY_PORT = 8000;
+/** The Gateway the controller's routes attach to (`--gateway`). */
+export const LOCAL_GATEWAY = { namespace: DEFAULT_NAMESPACE, name: 'public' } as const;
+
+/** The curl that asks the local gateway for `host`, as its DNS name would reach it. */
+export function gatewayCurl(host: string, port = LOCAL_GATEWAY_PORT): string {
+  return `curl --resolve ${host}:${port}:127.0.0.1 http://${host}:${port}/`;
+}
+
+/**
+ * `staticsite local --gateway`: Gateway API's CRDs, Traefik as a host process on 127.0.0.1 with a
+ * GatewayClass and a Gateway of its own, and the pod network that lets Traefik reach the node
+ * simulator's pods (devenv/pod-network.ts). The controller's routes then take each site's hostname
+ * through Traefik's routing to the pods of its Service's EndpointSlices.
+ */
+export class LocalGateway {
+  private traefik: TraefikGateway | undefined;
+  private network: PodNetwork | undefined;
+  readonly port = LOCAL_GATEWAY_PORT;
+
+  /** Installs the CRDs, starts the pod network and Traefik, and waits until the Gateway is Programmed. */
+  async start(cp: ControlPlane): Promise<void> {
+    await installGatewayApiCrds(cp);
+    this.network = await new PodNetwork(cp.admin).start();
+    this.traefik = await TraefikGateway.start({
+      kubeconfig: cp.kubeconfigPath,
+      statusAddress: '127.0.0.1',
+      listenAddress: '127.0.0.1',
+      httpPort: this.port,
+      backendProxy: this.network.url,
+    });
+    const applied = await cp.kubectl(['apply', '-f', '-'], gatewayObjects(this.port));
+    if (applied.code !== 0) throw new Error(`the GatewayClass and Gateway: ${applied.stderr}`);
+    const { namespace, name } = LOCAL_GATEWAY;
+    const programmed = await cp.kubectl([
+      '-n',
+      namespace,
+      'wait',
+      '--for=condition=Programmed',
+      `gateway/${name}`,
+      '--timeout=60s',
+    ]);
+    if (programmed.code !== 0) {
+      throw new Error(
+        `Gateway ${namespace}/${name} not Programmed: ${programmed.stderr}\n${await this.traefik.tail()}`,
+      );
+    }
+    const rbac = packageFile('manifests', 'overlays', 'gateway', 'controller-routes-rbac.yaml');
+    const granted = await cp.kubectl(['apply', '-f', rbac]);
+    if (granted.code !== 0) throw new Error(`the controller's route RBAC: ${granted.stderr}`);
+  }
+
+  /** GET / for `host` through the gateway, as gatewayCurl(host) asks it. */
+  get(host: string): Promise<{ status: number; body: string }> {
+    return getOnce(`http://127.0.0.1:${this.port}/`, 2_000, `${host}:${this.port}`);
+  }
+
+  get logPath(): string | undefined {
+    return this.traefik?.logPath;
+  }
+
+  async stop(): Promise<void> {
+    await this.traefik?.stop();
+    await this.network?.stop();
+  }
+}
+
+/** Gateway API's standard channel CRDs (not its admission policy), server-side: they exceed the apply annotation. */
+async function installGatewayApiCrds(cp: ControlPlane): Promise<void> {
+  const standard = join(await thirdPartyModuleDir('gateway-api'), 'config', 'crd', 'standard');
+  for (const file of (await readdir(standard)).filter((f) => f.endsWith('.yaml') && !f.includes('_vap_'))) {
+    const applied = await cp.kubectl([
+      'apply',
+      '--server-side',
+      '--field-manager=staticsite-local',
+      '-f',
+      join(standard, file),
+    ]);
+    if (applied.code !== 0) throw new Error(`kubectl apply ${file}: ${applied.stderr}`);
+  }
+  const established = await cp.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
+  if (established.code !== 0) throw new Error(`Gateway API CRDs not Established: ${established.stderr}`);
+}
+
+/** Traefik's GatewayClass and a Gateway whose one HTTP listener is Traefik's entry point, for any hostname. */
+function gatewayObjects(port: number): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: traefik}
+spec: {controllerName: ${TRAEFIK_CONTROLLER_NAME}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ${LOCAL_GATEWAY.name}, namespace: ${LOCAL_GATEWAY.namespace}}
+spec:
+  gatewayClassName: traefik
+  listeners:
+    - {name: http, protocol: HTTP, port: ${port}, allowedRoutes: {namespaces: {from: All}}}
+`;
+}
