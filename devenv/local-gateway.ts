@@ -59,6 +59,10 @@ export class LocalGateway {
     const rbac = packageFile('manifests', 'overlays', 'gateway', 'controller-routes-rbac.yaml');
     const granted = await cp.kubectl(['apply', '-f', rbac]);
     if (granted.code !== 0) throw new Error(`the controller's route RBAC: ${granted.stderr}`);
+    // Its garbage collector maps the kinds of owners and dependents from discovery, which it re-reads
+    // every 30 s; until then it backs off on the children of a deleted site (StaticSite and HTTPRoute
+    // came after it started), and a site deleted in the first minute kept being served for ~40 s.
+    await cp.restart('kube-controller-manager');
   }
 
   /** GET / for `host` through the gateway, as gatewayCurl(host) asks it. */

@@ -38,6 +38,7 @@ export class PodNetwork {
   private readonly http = createHttpServer((req, res) => void this.serve(req, res));
   private readonly targets = new WeakMap<Socket, Target>();
   private readonly sockets = new Set<Socket>();
+  private readonly volumes = new Map<string, Record<string, string>>();
 
   constructor(client: KubeHttp) {
     this.client = client;
@@ -70,6 +71,7 @@ export class PodNetwork {
   /** The SOCKS5 handshake, without authentication; then the pod's HTTP server takes the connection. */
   private async connect(socket: Socket): Promise<void> {
     const greeting = await readBytes(socket, 2);
+    if (greeting[0] !== 0x05) return void socket.destroy();
     await readBytes(socket, greeting[1] ?? 0);
     socket.write(Buffer.from([0x05, 0x00]));
     const [, command, , addressType] = await readBytes(socket, 4);
@@ -117,11 +119,14 @@ export class PodNetwork {
     return pods.items.find((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp);
   }
 
+  /** The ConfigMap's files; once it is gone, the last ones read, as a kubelet keeps a mounted volume's. */
   private async configMapData(namespace: string, name: string): Promise<Record<string, string>> {
+    const key = `${namespace}/${name}`;
     const res = await this.client.get<{ data?: Record<string, string> }>(
       `/api/v1/namespaces/${namespace}/configmaps/${name}`,
     );
-    return res.status === 200 ? (res.body.data ?? {}) : {};
+    if (res.status === 200) this.volumes.set(key, res.body.data ?? {});
+    return this.volumes.get(key) ?? {};
   }
 }
 
@@ -145,6 +150,7 @@ function readBytes(socket: Socket, n: number): Promise<Buffer> {
     const done = (error?: Error, chunk?: Buffer) => {
       socket.off('readable', tryRead);
       socket.off('end', ended);
+      socket.off('close', ended);
       if (chunk) resolve(chunk);
       else reject(error);
     };
@@ -155,6 +161,7 @@ function readBytes(socket: Socket, n: number): Promise<Buffer> {
     }
     socket.on('readable', tryRead);
     socket.once('end', ended);
+    socket.once('close', ended);
     tryRead();
   });
 }
