@@ -6,14 +6,15 @@
  * Gateway status, the Gateway's `status.addresses` included.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { packageFile } from '../cli/package-root.ts';
-import { waitFor } from './controlplane.ts';
+import { type ControlPlane, waitFor } from './controlplane.ts';
 import { ManagedProcess, startOrUndo } from './managed-process.ts';
 import { freePort } from './ports.ts';
+import { thirdPartyModuleDir } from './third-party-crds.ts';
 
 const run = promisify(execFile);
 
@@ -126,4 +127,39 @@ export class TraefikGateway {
   async tail(lines = 40): Promise<string> {
     return (await this.process?.tail(lines)) ?? '';
   }
+}
+
+/**
+ * Gateway API's standard channel CRDs (the folder also holds an admission policy, left out), applied
+ * server-side (they exceed the client-side apply annotation's size), and waits until they are Established.
+ */
+export async function installGatewayApiCrds(cp: ControlPlane): Promise<void> {
+  const standard = join(await thirdPartyModuleDir('gateway-api'), 'config', 'crd', 'standard');
+  for (const file of (await readdir(standard)).filter((f) => f.endsWith('.yaml') && !f.includes('_vap_'))) {
+    const applied = await cp.kubectl(['apply', '--server-side', '-f', join(standard, file)]);
+    if (applied.code !== 0) throw new Error(`kubectl apply --server-side -f ${file}: ${applied.stderr}`);
+  }
+  const established = await cp.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
+  if (established.code !== 0) throw new Error(`Gateway API CRDs not Established: ${established.stderr}`);
+}
+
+/**
+ * Traefik's GatewayClass `traefik` and a Gateway of it with one HTTP listener, on `port` (Traefik's
+ * entry point), for routes of every namespace, for `hostname` (a wildcard) or any.
+ */
+export function traefikGatewayObjects(gateway: { namespace: string; name: string; port: number; hostname?: string }) {
+  const hostname = gateway.hostname ? `, hostname: "${gateway.hostname}"` : '';
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: traefik}
+spec: {controllerName: ${TRAEFIK_CONTROLLER_NAME}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ${gateway.name}, namespace: ${gateway.namespace}}
+spec:
+  gatewayClassName: traefik
+  listeners:
+    - {name: http, protocol: HTTP, port: ${gateway.port}${hostname}, allowedRoutes: {namespaces: {from: All}}}
+`;
 }

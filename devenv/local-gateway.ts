@@ -1,12 +1,9 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DEFAULT_NAMESPACE } from '../api/index.ts';
 import { packageFile } from '../cli/package-root.ts';
 import type { ControlPlane } from './controlplane.ts';
-import { TRAEFIK_CONTROLLER_NAME, TraefikGateway } from './gateway.ts';
+import { installGatewayApiCrds, TraefikGateway, traefikGatewayObjects } from './gateway.ts';
 import { PodNetwork } from './pod-network.ts';
 import { getOnce } from './real-node.ts';
-import { thirdPartyModuleDir } from './third-party-crds.ts';
 
 /** Where `staticsite local --gateway` serves the sites, on 127.0.0.1. */
 export const LOCAL_GATEWAY_PORT = 8000;
@@ -40,7 +37,10 @@ export class LocalGateway {
       httpPort: this.port,
       backendProxy: this.network.url,
     });
-    const applied = await cp.kubectl(['apply', '-f', '-'], gatewayObjects(this.port));
+    const applied = await cp.kubectl(
+      ['apply', '-f', '-'],
+      traefikGatewayObjects({ ...LOCAL_GATEWAY, port: this.port }),
+    );
     if (applied.code !== 0) throw new Error(`the GatewayClass and Gateway: ${applied.stderr}`);
     const { namespace, name } = LOCAL_GATEWAY;
     const programmed = await cp.kubectl([
@@ -78,38 +78,4 @@ export class LocalGateway {
     await this.traefik?.stop();
     await this.network?.stop();
   }
-}
-
-/** Gateway API's standard channel CRDs (not its admission policy), server-side: they exceed the apply annotation. */
-async function installGatewayApiCrds(cp: ControlPlane): Promise<void> {
-  const standard = join(await thirdPartyModuleDir('gateway-api'), 'config', 'crd', 'standard');
-  for (const file of (await readdir(standard)).filter((f) => f.endsWith('.yaml') && !f.includes('_vap_'))) {
-    const applied = await cp.kubectl([
-      'apply',
-      '--server-side',
-      '--field-manager=staticsite-local',
-      '-f',
-      join(standard, file),
-    ]);
-    if (applied.code !== 0) throw new Error(`kubectl apply ${file}: ${applied.stderr}`);
-  }
-  const established = await cp.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
-  if (established.code !== 0) throw new Error(`Gateway API CRDs not Established: ${established.stderr}`);
-}
-
-/** Traefik's GatewayClass and a Gateway whose one HTTP listener is Traefik's entry point, for any hostname. */
-function gatewayObjects(port: number): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: traefik}
-spec: {controllerName: ${TRAEFIK_CONTROLLER_NAME}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: ${LOCAL_GATEWAY.name}, namespace: ${LOCAL_GATEWAY.namespace}}
-spec:
-  gatewayClassName: traefik
-  listeners:
-    - {name: http, protocol: HTTP, port: ${port}, allowedRoutes: {namespaces: {from: All}}}
-`;
 }

@@ -16,12 +16,17 @@ import { packageFile } from '../../cli/package-root.ts';
 import { ControlPlane } from '../../devenv/controlplane.ts';
 import { eventually } from '../../devenv/crds.ts';
 import { BindServer } from '../../devenv/dns/bind.ts';
-import { TRAEFIK_CONTROLLER_NAME, TRAEFIK_INGRESS_CONTROLLER, TraefikGateway } from '../../devenv/gateway.ts';
+import {
+  installGatewayApiCrds,
+  TRAEFIK_CONTROLLER_NAME,
+  TRAEFIK_INGRESS_CONTROLLER,
+  TraefikGateway,
+  traefikGatewayObjects,
+} from '../../devenv/gateway.ts';
 import { metricsReaderToken, observe } from '../../devenv/observed.ts';
 import { defaultRouteAddress, getOnce, RealNode, realNodeImages } from '../../devenv/real-node.ts';
 import { releaseImage } from '../../devenv/release/image.ts';
 import { lastReleaseTree, type ReleaseTree } from '../../devenv/release/tree.ts';
-import { thirdPartyModuleDir } from '../../devenv/third-party-crds.ts';
 import { buildImages, operatorImage } from '../support/docker.ts';
 import { CONTROLLER_AUDIT_POLICY } from '../support/upgrade-drill/audit.ts';
 import { phaseProblems, phaseSummary, rolloutUnderTraffic } from '../support/upgrade-drill/phase.ts';
@@ -535,34 +540,15 @@ ${images}patches:
 
     before(async function () {
       this.timeout(30 * 60_000);
-      const standard = join(await thirdPartyModuleDir('gateway-api'), 'config', 'crd', 'standard');
-      // The CRDs alone (the folder also holds an admission policy); server-side: they exceed the
-      // client-side apply annotation's size.
-      for (const file of (await readdir(standard)).filter((f) => f.endsWith('.yaml') && !f.includes('_vap_'))) {
-        const applied = await cp.kubectl(['apply', '--server-side', '-f', join(standard, file)]);
-        expect(applied.code, applied.stderr).to.equal(0);
-      }
-      const established = await cp.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
-      expect(established.code, established.stderr).to.equal(0);
+      await installGatewayApiCrds(cp);
       traefik = await TraefikGateway.start({ kubeconfig: cp.kubeconfigPath, statusAddress: address, ingress: true });
       const port = traefik.httpPort;
-      const gatewayObjects = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: traefik}
-spec: {controllerName: ${TRAEFIK_CONTROLLER_NAME}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: public, namespace: ${SYSTEM}}
-spec:
-  gatewayClassName: traefik
-  listeners:
-    - name: http
-      protocol: HTTP
-      port: ${port}
-      hostname: "*.sites.staticsite.dev"
-      allowedRoutes: {namespaces: {from: All}}
-`;
+      const gatewayObjects = traefikGatewayObjects({
+        namespace: SYSTEM,
+        name: 'public',
+        port,
+        hostname: '*.sites.staticsite.dev',
+      });
       const created = await cp.kubectl(['apply', '-f', '-'], gatewayObjects);
       expect(created.code, created.stderr).to.equal(0);
       const programmed = await cp.kubectl([
