@@ -7,6 +7,9 @@ import type { TLSSocket } from 'node:tls';
  * Where an open connection is: `handshake` (TCP accepted, TLS not finished), `headers` (TLS done,
  * no complete request headers yet), `request` (a request is being answered), `idle` (keep-alive
  * between requests; one whose next request's headers are still arriving counts as idle too).
+ * `request` and `idle` are told apart only when asked (`idle`), from the last answer's
+ * `writableFinished`: a listener on every answer's 'close' held about 60 MB more RSS after 100,000
+ * reviews (bench/RESULTS.md, "Answers written after the turn").
  */
 export type ConnectionState = 'handshake' | 'headers' | 'request' | 'idle';
 
@@ -19,10 +22,10 @@ export interface Connection {
 
 interface Entry extends Connection {
   state: ConnectionState;
+  /** The last request's answer: answers go out in order, so once it is written the connection is idle. */
+  lastAnswer: ServerResponse | undefined;
   /** The raw TCP socket until the handshake ends, then the TLS socket. */
   socket: Socket | TLSSocket;
-  /** Requests read and not yet answered (more than one when a client pipelines). */
-  requests: number;
   /** `remoteAddress:remotePort`, how the TLS socket finds its raw socket's entry. */
   readonly peer: string;
   /** Closed, and out of the table. */
@@ -34,12 +37,13 @@ const peerOf = (socket: Socket) => `${socket.remoteAddress}:${socket.remotePort}
 /**
  * The open connections of one HTTPS server and their states, from the server's own events:
  * 'connection' (the raw TCP socket, before any TLS byte), 'secureConnection' (the TLS socket, with
- * the same peer), 'request' (a 'checkContinue' listener must emit it too) and the answer's 'close'.
- * `pending` (handshake or headers) lists connections oldest first, `idle` in the order they fell idle.
+ * the same peer), 'request' (a 'checkContinue' listener must emit it too), and the last answer's
+ * `writableFinished` when asked. `pending` (handshake or headers) lists connections oldest first.
  */
 export class ConnectionTable {
   private readonly pendingEntries = new Set<Entry>();
-  private readonly idleEntries = new Set<Entry>();
+  /** Connections that have had a request: answering one, or idle since. */
+  private readonly servedEntries = new Set<Entry>();
   private readonly byPeer = new Map<string, Entry>();
   private readonly byTlsSocket = new WeakMap<TLSSocket, Entry>();
   private readonly perClient = new Map<string, number>();
@@ -55,9 +59,16 @@ export class ConnectionTable {
     return this.pendingEntries;
   }
 
-  /** Idle keep-alive connections, in the order they fell idle. */
-  get idle(): ReadonlySet<Connection> {
-    return this.idleEntries;
+  /** Idle keep-alive connections: every answer written, no new request since. */
+  get idle(): Connection[] {
+    const idle: Entry[] = [];
+    for (const entry of this.servedEntries) {
+      if (entry.lastAnswer?.writableFinished) {
+        entry.state = 'idle';
+        idle.push(entry);
+      }
+    }
+    return idle;
   }
 
   get open(): number {
@@ -74,8 +85,8 @@ export class ConnectionTable {
       client: socket.remoteAddress ?? '',
       acceptedAt: performance.now(),
       state: 'handshake',
+      lastAnswer: undefined,
       socket,
-      requests: 0,
       peer: peerOf(socket),
       gone: false,
     };
@@ -98,7 +109,8 @@ export class ConnectionTable {
     if (entry.gone) return;
     entry.gone = true;
     this.pendingEntries.delete(entry);
-    this.idleEntries.delete(entry);
+    this.servedEntries.delete(entry);
+    entry.lastAnswer = undefined;
     if (this.byPeer.get(entry.peer) === entry) this.byPeer.delete(entry.peer);
     const left = this.held(entry.client) - 1;
     if (left > 0) this.perClient.set(entry.client, left);
@@ -119,14 +131,9 @@ export class ConnectionTable {
   private requested(req: IncomingMessage, res: ServerResponse): void {
     const entry = this.byTlsSocket.get(req.socket as TLSSocket);
     if (!entry || entry.gone) return;
-    entry.requests++;
     entry.state = 'request';
+    entry.lastAnswer = res;
     this.pendingEntries.delete(entry);
-    this.idleEntries.delete(entry);
-    res.once('close', () => {
-      if (entry.gone || --entry.requests > 0) return;
-      entry.state = 'idle';
-      this.idleEntries.add(entry);
-    });
+    this.servedEntries.add(entry);
   }
 }
