@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { loadAll } from 'js-yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
-import { cachedGoTool, canonicalObjects } from '../support/manifest-objects.ts';
+import { cachedGoTool, canonicalObjects, overlayWithControlPlane } from '../support/manifest-objects.ts';
 import { testCluster } from '../support/shared.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -67,7 +67,7 @@ for (const helmVersion of HELM_VERSIONS)
       return { ...result, objects: result.status === 0 ? documents(result.stdout) : [] };
     };
     const kustomize = async (tree: string) => {
-      const result = await cp.kubectl(['kustomize', `${repoRoot}${tree}`]);
+      const result = await cp.kubectl(['kustomize', tree.startsWith('/') ? tree : `${repoRoot}${tree}`]);
       expect(result.code, result.stderr).to.equal(0);
       return documents(result.stdout);
     };
@@ -117,6 +117,14 @@ for (const helmVersion of HELM_VERSIONS)
       { values: ['controller.ingressClass=public'], tree: 'manifests/overlays/ingress' },
       { values: ['controller.sharded=true', 'controller.replicas=3'], tree: 'manifests/overlays/sharded' },
       { values: ['webhook.clientAuth.enabled=true'], tree: 'manifests/overlays/client-auth' },
+      {
+        values: [
+          'webhook.clientAuth.enabled=true',
+          'webhook.networkPolicy.controlPlaneCIDRs={192.0.2.0/24}',
+          'webhook.networkPolicy.metricsFromNamespace=monitoring',
+        ],
+        tree: 'manifests/overlays/locked-down',
+      },
     ];
     for (const { values, tree } of pairs) {
       it(`helm template ${values.join(' ') || '(defaults)'} renders the objects of ${tree}, apart from Helm's labels`, async () => {
@@ -134,6 +142,52 @@ for (const helmVersion of HELM_VERSIONS)
         }
       });
     }
+
+    it("webhook.networkPolicy renders the objects of the base plus webhook-from-control-plane, the user's CIDRs and namespace patched in", async () => {
+      const rendered = template(
+        'namespace.create=true',
+        'webhook.networkPolicy.controlPlaneCIDRs={10.0.0.10/32,10.0.0.11/32}',
+        'webhook.networkPolicy.metricsFromNamespace=prometheus',
+      );
+      expect(rendered.status, rendered.stderr).to.equal(0);
+      const expected = await kustomize(overlayWithControlPlane(['10.0.0.10/32', '10.0.0.11/32'], 'prometheus'));
+      expect(canonical(rendered.objects)).to.deep.equal(canonical(expected));
+    });
+
+    it('webhook.networkPolicy.controlPlanePeers joins the ipBlocks as peers of the webhook port (konnectivity agents)', () => {
+      const agents = {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+        podSelector: { matchLabels: { 'k8s-app': 'konnectivity-agent' } },
+      };
+      const result = spawnSync(
+        helm,
+        [
+          'template',
+          'staticsite',
+          chart,
+          '--namespace',
+          'staticsite-system',
+          '--set',
+          'webhook.networkPolicy.controlPlaneCIDRs={10.0.0.10/32}',
+          '--set-json',
+          `webhook.networkPolicy.controlPlanePeers=${JSON.stringify([agents])}`,
+        ],
+        { encoding: 'utf8', env: offline() },
+      );
+      expect(result.status, result.stderr).to.equal(0);
+      const policy = documents(result.stdout).find(
+        (o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'staticsite-webhook',
+      );
+      expect(policy.spec.ingress).to.deep.equal([
+        {
+          ports: [
+            { port: 8443, protocol: 'TCP' },
+            { port: 8080, protocol: 'TCP' },
+          ],
+          from: [{ ipBlock: { cidr: '10.0.0.10/32' } }, agents],
+        },
+      ]);
+    });
 
     it('by default neither the release namespace nor its default-deny policy is rendered (a shared namespace stays open)', () => {
       const rendered = template();

@@ -4,7 +4,7 @@ import { loadAll } from 'js-yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
 import { thirdPartyCrdFiles } from '../../devenv/third-party-crds.ts';
 import { builtCli } from '../../devenv/webhook-process.ts';
-import { cachedGoTool, canonicalObjects } from '../support/manifest-objects.ts';
+import { cachedGoTool, canonicalObjects, overlayWithControlPlane } from '../support/manifest-objects.ts';
 import { testCluster } from '../support/shared.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -22,6 +22,7 @@ const TREES = [
   'manifests/overlays/ingress',
   'manifests/overlays/sharded',
   'manifests/overlays/client-auth',
+  'manifests/overlays/locked-down',
   'manifests/storage-migration',
 ];
 
@@ -400,6 +401,52 @@ describe('e2e: the kustomize manifests', function () {
       (o) => o.kind === 'Deployment' && o.metadata.name === 'staticsite-webhook',
     );
     expect(shipped?.spec?.template.spec.containers[0].args.join(' ')).not.to.match(/--client-ca|--conversion-port/);
+  });
+
+  it('locked-down: the webhook and conversion ports admit only the control-plane ipBlocks, metrics only the monitoring namespace', () => {
+    const policy = (tree: string) =>
+      (built.get(tree) ?? []).find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'staticsite-webhook');
+    expect(policy('manifests/overlays/locked-down')?.spec?.ingress).to.deep.equal([
+      {
+        from: [{ ipBlock: { cidr: '192.0.2.0/24' } }],
+        ports: [
+          { port: 8443, protocol: 'TCP' },
+          { port: 9443, protocol: 'TCP' },
+        ],
+      },
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+        ports: [{ port: 8080, protocol: 'TCP' }],
+      },
+    ]);
+    // The default manifests are unchanged: both ports open to every source.
+    expect(policy('manifests')?.spec?.ingress).to.deep.equal([
+      {
+        ports: [
+          { port: 8443, protocol: 'TCP' },
+          { port: 8080, protocol: 'TCP' },
+        ],
+      },
+    ]);
+  });
+
+  it("webhook-from-control-plane on the base, with the user's CIDRs and namespace patched in as its comment shows", async () => {
+    const dir = overlayWithControlPlane(['10.0.0.10/32', '10.0.0.11/32'], 'prometheus');
+    const result = await cp.kubectl(['kustomize', dir]);
+    expect(result.stderr).to.equal('');
+    const policy = (loadAll(result.stdout) as K8sObject[]).find(
+      (o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'staticsite-webhook',
+    );
+    expect(policy?.spec?.ingress).to.deep.equal([
+      {
+        from: [{ ipBlock: { cidr: '10.0.0.10/32' } }, { ipBlock: { cidr: '10.0.0.11/32' } }],
+        ports: [{ port: 8443, protocol: 'TCP' }],
+      },
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'prometheus' } } }],
+        ports: [{ port: 8080, protocol: 'TCP' }],
+      },
+    ]);
   });
 
   it("dns: the controller takes the overlay's flags, and reads its TSIG key where the Secret is mounted", () => {
