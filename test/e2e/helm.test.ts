@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { expect } from 'chai';
 import { loadAll } from 'js-yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
@@ -150,7 +151,8 @@ for (const helmVersion of HELM_VERSIONS)
         'webhook.networkPolicy.metricsFromNamespace=prometheus',
       );
       expect(rendered.status, rendered.stderr).to.equal(0);
-      const expected = await kustomize(overlayWithControlPlane(['10.0.0.10/32', '10.0.0.11/32'], 'prometheus'));
+      const dir = overlayWithControlPlane(['10.0.0.10/32', '10.0.0.11/32'], 'prometheus');
+      const expected = await kustomize(dir).finally(() => rmSync(dir, { recursive: true }));
       expect(canonical(rendered.objects)).to.deep.equal(canonical(expected));
     });
 

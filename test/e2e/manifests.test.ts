@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { expect } from 'chai';
 import { loadAll } from 'js-yaml';
 import type { ControlPlane } from '../../devenv/controlplane.ts';
@@ -433,6 +434,7 @@ describe('e2e: the kustomize manifests', function () {
   it("webhook-from-control-plane on the base, with the user's CIDRs and namespace patched in as its comment shows", async () => {
     const dir = overlayWithControlPlane(['10.0.0.10/32', '10.0.0.11/32'], 'prometheus');
     const result = await cp.kubectl(['kustomize', dir]);
+    rmSync(dir, { recursive: true });
     expect(result.stderr).to.equal('');
     const policy = (loadAll(result.stdout) as K8sObject[]).find(
       (o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'staticsite-webhook',
