@@ -5,7 +5,6 @@ import { reasonForCode } from '../admission/responses.ts';
 import { type AdmissionRequest, type AdmissionResponse, ReviewError } from '../admission/review.ts';
 import { DEFAULT_MAX_DEPTH, type ReviewAnswer, type ReviewPath, refusalOf } from '../review/codec.ts';
 import { createReviewPipeline, type ReviewPipeline } from '../review/pipeline.ts';
-import { AnswerBatch } from './answer-batch.ts';
 import type { ReviewRecorder, WebhookMetrics } from './metrics.ts';
 
 /** controller-runtime's limit (pkg/webhook/admission/http.go, maxRequestSize): 7 MiB. */
@@ -211,23 +210,14 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const budget = new ByteBudget(options.maxInFlightBytes ?? 2 * maxBodyBytes);
   const pipeline = 'pipeline' in options ? options.pipeline : inThreadPipeline(options);
-  const answers = new AnswerBatch((error) => {
-    metrics.panics.inc({ path: 'other' });
-    logger.error(
-      { err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
-      'writing an answer failed',
-    );
-  });
 
   /** A request refused with a Status (4xx, or 500 after a panic). */
   const fail = (request: ReviewCall, code: number, message: string) => {
     const { path, req, res } = request;
     if (code < 500) logger.info({ path, code }, boundMessage(message, LOG_MESSAGE_LIMIT));
-    answers.add(res, () => {
-      if (code === 413 || code === 429) sendAndClose(req, res, code, statusBody(code, message));
-      else sendJson(res, code, statusBody(code, message));
-      request.record({ code, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
-    });
+    if (code === 413 || code === 429) sendAndClose(req, res, code, statusBody(code, message));
+    else sendJson(res, code, statusBody(code, message));
+    request.record({ code, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
   };
 
   const send = (request: ReviewCall, answer: ReviewAnswer) => {
@@ -241,10 +231,8 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     const { uid, operation, outcome } = answer;
     if (answer.log) logger.info({ uid, path, operation, code: answer.log.code }, answer.log.message);
     else if (logger.isLevelEnabled('debug')) logger.debug({ uid, path, operation, outcome }, 'admitted');
-    answers.add(res, () => {
-      sendText(res, 200, answer.text);
-      request.record({ code: 200, operation, outcome });
-    });
+    sendText(res, 200, answer.text);
+    request.record({ code: 200, operation, outcome });
   };
 
   return (path, req, res) => {
