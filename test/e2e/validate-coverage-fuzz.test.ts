@@ -10,7 +10,7 @@ import { argsOf, fuzzValidate, problemsOf, VALIDATE_HEAP_MB } from '../../devenv
 import { runBuiltCli } from '../support/built-cli.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261203);
-const SECONDS = Number(process.env.FUZZ_VALIDATE_SECONDS ?? 30);
+const SECONDS = Number(process.env.FUZZ_VALIDATE_SECONDS ?? 20);
 const fixtures = new URL('../fixtures/', import.meta.url).pathname;
 const findingsDir = `${fixtures}fuzz-findings/`;
 

@@ -14,7 +14,7 @@ import { type LoopbackCerts, loopbackCerts } from '../../devenv/webhook-certs.ts
 import { WebhookProcess } from '../../devenv/webhook-process.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261203);
-const SECONDS = Number(process.env.FUZZ_SECONDS ?? 45);
+const SECONDS = Number(process.env.FUZZ_SECONDS ?? 30);
 const fixtures = new URL('../fixtures/', import.meta.url).pathname;
 const findingsDir = `${fixtures}fuzz-findings/`;
 const create = readFileSync(`${fixtures}admission/create-v1.json`, 'utf8');
