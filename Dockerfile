@@ -1,5 +1,5 @@
 # One small image for the webhook, the controller and the cert bootstrapper.
-# With a registry:     docker build -t staticsite-operator:0.1.0 --build-arg STATICSITE_COMMIT=$(git rev-parse HEAD) .
+# With a registry:     docker build -t staticsite-operator:0.2.0 --build-arg STATICSITE_COMMIT=$(git rev-parse HEAD) .
 # Without a registry:  npm run image   (makes the two bases here and passes them as build args)
 ARG BUILD_BASE=node:24-bookworm-slim
 ARG RUNTIME_BASE=gcr.io/distroless/nodejs24-debian12:nonroot
