@@ -130,8 +130,9 @@ describe('e2e: retiring v1alpha1 (storage migration) on the real control plane',
       conversionClientConfig: { url: `https://127.0.0.1:${webhookPort}/convert`, caBundle: certs.caBundle },
     });
     // The CRD first: kube-controller-manager's garbage collector, whose informers the in-tree
-    // migrator reads, discovers new resources every 30 s.
+    // migrator reads, discovers new resources every 30 s; started again, it discovers them at once.
     await installCrd(cp.admin, alphaStorageCrd(shipped));
+    await cp.restart('kube-controller-manager');
   });
 
   after(async () => {
