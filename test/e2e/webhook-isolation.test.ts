@@ -117,6 +117,31 @@ describe('e2e: review workers (the built webhook)', function () {
     }
   });
 
+  it('answers of 64 KiB and more, written after their request turn, never cost the next request on the connection', async () => {
+    // Node's HTTPS server pauses a connection whose last answer is still being written when the
+    // next request's headers arrive; the TLS layer then hands the rest of that request to the paused
+    // parser, which fails with HPE_PAUSED and the connection is reset (docs/webhook-throughput.md).
+    const { webhook, client } = await started([]);
+    try {
+      const review = fixture('conversion/v1-to-v1alpha1.json');
+      review.request.objects[0].metadata.annotations = { 'example.com/notes': 'n'.repeat(90_000) };
+      const body = JSON.stringify(review);
+      const lost: string[] = [];
+      for (let i = 0; i < 600; i++) {
+        try {
+          const { status, text } = await client.raw('/convert', body);
+          if (status !== 200 || text.length < 90_000) lost.push(`#${i}: HTTP ${status}`);
+        } catch (error) {
+          lost.push(`#${i}: ${(error as Error).message}`);
+        }
+      }
+      expect(lost).to.deep.equal([]);
+    } finally {
+      client.close();
+      await webhook.stop();
+    }
+  });
+
   it('bad isolation flags exit 2 naming the flag', async () => {
     const { spawnSync } = await import('node:child_process');
     const { builtCli } = await import('../../devenv/webhook-process.ts');

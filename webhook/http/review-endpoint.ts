@@ -5,7 +5,9 @@ import { reasonForCode } from '../admission/responses.ts';
 import { type AdmissionRequest, type AdmissionResponse, ReviewError } from '../admission/review.ts';
 import { DEFAULT_MAX_DEPTH, type ReviewAnswer, type ReviewPath, refusalOf } from '../review/codec.ts';
 import { createReviewPipeline, type ReviewPipeline } from '../review/pipeline.ts';
+import { AnswerBatch } from './answer-batch.ts';
 import type { ReviewRecorder, WebhookMetrics } from './metrics.ts';
+import { writeWholeAnswer } from './whole-answer.ts';
 
 /** controller-runtime's limit (pkg/webhook/admission/http.go, maxRequestSize): 7 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 7 * 1024 * 1024;
@@ -68,7 +70,7 @@ export function statusBody(code: number, message: string) {
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  writeWholeAnswer(res, status, 'application/json', text);
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -210,14 +212,23 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const budget = new ByteBudget(options.maxInFlightBytes ?? 2 * maxBodyBytes);
   const pipeline = 'pipeline' in options ? options.pipeline : inThreadPipeline(options);
+  const answers = new AnswerBatch((error) => {
+    metrics.panics.inc({ path: 'other' });
+    logger.error(
+      { err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error) },
+      'writing an answer failed',
+    );
+  });
 
   /** A request refused with a Status (4xx, or 500 after a panic). */
   const fail = (request: ReviewCall, code: number, message: string) => {
     const { path, req, res } = request;
     if (code < 500) logger.info({ path, code }, boundMessage(message, LOG_MESSAGE_LIMIT));
-    if (code === 413 || code === 429) sendAndClose(req, res, code, statusBody(code, message));
-    else sendJson(res, code, statusBody(code, message));
-    request.record({ code, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
+    answers.add(res, () => {
+      if (code === 413 || code === 429) sendAndClose(req, res, code, statusBody(code, message));
+      else sendJson(res, code, statusBody(code, message));
+      request.record({ code, operation: '', outcome: code >= 500 ? 'error' : 'bad_request' });
+    });
   };
 
   const send = (request: ReviewCall, answer: ReviewAnswer) => {
@@ -231,8 +242,10 @@ export function createReviewEndpoint(options: ReviewEndpointOptions): ReviewEndp
     const { uid, operation, outcome } = answer;
     if (answer.log) logger.info({ uid, path, operation, code: answer.log.code }, answer.log.message);
     else if (logger.isLevelEnabled('debug')) logger.debug({ uid, path, operation, outcome }, 'admitted');
-    sendText(res, 200, answer.text);
-    request.record({ code: 200, operation, outcome });
+    answers.add(res, () => {
+      sendText(res, 200, answer.text);
+      request.record({ code: 200, operation, outcome });
+    });
   };
 
   return (path, req, res) => {
