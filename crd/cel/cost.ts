@@ -119,7 +119,7 @@ function walkNode(node: unknown, ctx: Ctx): Estimate {
       const [operand, index] = a as [Node, Node];
       const o = walk(operand, ctx);
       const i = walk(index, ctx);
-      return { cost: o.cost + i.cost + 1, size: o.size?.elem() };
+      return { cost: o.cost + i.cost + 1, size: o.size?.elem() ?? pathlessElement(o.size, ctx) };
     }
     case 'list': {
       const items = (a as Node[]).map((x) => walk(x, ctx));
@@ -156,6 +156,16 @@ function walkNode(node: unknown, ctx: Ctx): Estimate {
     default:
       return binary(node, ctx);
   }
+}
+
+/**
+ * The element of a list or map whose size knows none: cel-go sizes it by the path `<operand's path>.@items`. A
+ * declared value's element without a size stays unknown; an operand without a path (a call's result, such as
+ * `format.dns1123Label().validate(self).value()`) leaves the path `@items`, which the API server's size
+ * estimator resolves from its root after dropping the first element: the element is sized like `self`.
+ */
+function pathlessElement(operand: SizeNode | undefined, ctx: Ctx): SizeNode | undefined {
+  return operand?.fromPath ? undefined : ctx.vars.get('self');
 }
 
 /** The cost of a binary operator: its operands' costs plus the operator's. */

@@ -75,6 +75,22 @@ describe('cel: compile-time checks when a CRD is written', () => {
     );
   });
 
+  it("an element of the format library's messages is sized like self, as kube-apiserver v1.37.2 sizes it", () => {
+    // Accepted by the server (test/e2e/cel-format-cost.test.ts): the element's path is `@items`, resolved from the root.
+    expect(
+      crdErrors(
+        { type: 'string', maxLength: 63 },
+        { rule: "format.dns1123Label().validate(self).value()[0] + 'x' == 'x'" },
+      ),
+    ).to.equal('');
+    expect(
+      crdErrors(
+        { type: 'string', maxLength: 63 },
+        { rule: "format.dns1123Label().validate(self).orValue(['ok'])[0].matches('^[a-z]+$')" },
+      ),
+    ).to.equal('');
+  });
+
   it('messageExpression, fieldPath, optionalOldSelf and empty rules', () => {
     expect(crdErrors({ type: 'string' }, { rule: "self != ''", messageExpression: '1 + 1' })).to.match(
       /x-kubernetes-validations\[0\]\.messageExpression: Invalid value: \{.*"MessageExpression":"1 \+ 1".*\}: messageExpression must evaluate to a string$/,
