@@ -1,7 +1,8 @@
 import { closeSync, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { loadAll, YAMLException } from 'js-yaml';
+import { YAMLException } from 'js-yaml';
 import type { CommandIO } from '../usage.ts';
+import { loadAllAsGoYaml } from './flow-indentation.ts';
 import { KUBECTL_YAML_SCHEMA, UnsupportedValueError } from './yaml-scalars.ts';
 
 export interface ValidateIO extends CommandIO {
@@ -89,7 +90,7 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
     line += lineCount(part);
     let values: unknown[];
     try {
-      values = loadAll(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
+      values = loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
     } catch (error) {
       index++;
       if (error instanceof YAMLException) {
