@@ -2,6 +2,7 @@ import { closeSync, createReadStream, fstatSync, openSync, readFileSync } from '
 import { readFile } from 'node:fs/promises';
 import { YAMLException } from 'js-yaml';
 import type { CommandIO } from '../usage.ts';
+import { blockTabRefusal } from './block-tabs.ts';
 import { loadAllAsGoYaml } from './flow-indentation.ts';
 import { KUBECTL_YAML_SCHEMA, UnsupportedValueError } from './yaml-scalars.ts';
 
@@ -90,7 +91,19 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
     line += lineCount(part);
     let values: unknown[];
     try {
-      values = loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
+      const read = loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
+      const tab = read.text.includes('\t') ? blockTabRefusal(read.text) : undefined;
+      if (tab) {
+        index++;
+        const before = read.text.slice(0, tab.position);
+        const column = tab.position - (before.lastIndexOf('\n') + 1);
+        yield {
+          index,
+          error: `line ${firstLine + lineCount(before) + 1}, column ${column + 1}: invalid YAML: ${tab.reason}`,
+        };
+        return;
+      }
+      values = read.values;
     } catch (error) {
       index++;
       if (error instanceof YAMLException) {

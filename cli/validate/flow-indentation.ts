@@ -37,6 +37,15 @@ function previousContentLine(text: string, start: number): number {
   return -1;
 }
 
+/**
+ * The offset of a tab after the `:` of a key on the same line (`key:\t[a,`), which go-yaml takes as whitespace and
+ * js-yaml holds against a flow collection that starts on that line and continues on the next.
+ */
+function keyTab(line: string): number | undefined {
+  const m = /^([ ]*[^ \t:][^\t]*?:[ ]*)\t/.exec(line);
+  return m ? (m[1] as string).length : undefined;
+}
+
 /** The width a relieved line was given, and where that line starts. */
 interface Relief {
   lineStart: number;
@@ -60,8 +69,11 @@ function relieve(
   while (wsStart > start && (text[wsStart - 1] === ' ' || text[wsStart - 1] === '\t')) wsStart--;
   if (wsStart > start) {
     const run = text.slice(wsStart, mark.position);
-    if (!run.includes('\t')) return { refusal: DEFICIENT };
-    return { text: text.slice(0, wsStart) + run.replaceAll('\t', ' ') + text.slice(mark.position) };
+    if (run.includes('\t'))
+      return { text: text.slice(0, wsStart) + run.replaceAll('\t', ' ') + text.slice(mark.position) };
+    const afterKey = keyTab(text.slice(start, mark.position));
+    if (afterKey === undefined) return { refusal: DEFICIENT };
+    return { text: `${text.slice(0, start + afterKey)} ${text.slice(start + afterKey + 1)}` };
   }
   let indentEnd = start;
   while (text[indentEnd] === ' ' || text[indentEnd] === '\t') indentEnd++;
@@ -82,14 +94,17 @@ function refusal(error: YAMLException, reason: string): YAMLException {
   return new YAMLException(reason, error.mark);
 }
 
-/** loadAll, reading flow collections and quoted scalars with go-yaml v2's indentation leniency. */
-export function loadAllAsGoYaml(text: string, options: LoadOptions): unknown[] {
+/**
+ * loadAll, reading flow collections and quoted scalars with go-yaml v2's indentation leniency; with the values,
+ * the text js-yaml read (the same lines, some of them indented more).
+ */
+export function loadAllAsGoYaml(text: string, options: LoadOptions): { values: unknown[]; text: string } {
   let current = text;
   let lastPosition = -1;
   let last: Relief | undefined;
   for (;;) {
     try {
-      return loadAll(current, options);
+      return { values: loadAll(current, options), text: current };
     } catch (error) {
       if (!(error instanceof YAMLException) || error.reason !== DEFICIENT || !error.mark) throw error;
       const mark: Mark = error.mark;

@@ -202,7 +202,9 @@ describe('e2e: staticsite validate reads YAML scalars as kubectl does', function
 /**
  * Values of `x` from go-yaml v2's scanner (go.yaml.in/yaml/v2@v2.4.4 scannerc.go): flow collections, quoted
  * scalars and plain scalars inside flow collections continue at any column, tabs included, where YAML 1.2 wants
- * them indented past their block collection; a document indicator at column 0 ends a quoted scalar with an error.
+ * them indented past their block collection; a document indicator at column 0 ends a quoted scalar with an error;
+ * in the block context a tab is whitespace only where no simple key may start (yaml_parser_scan_to_next_token),
+ * right of a plain scalar's indentation and right of a block scalar's indentation.
  */
 const HAND_DOCUMENTS = [
   'x:\n  b: "two\nlines"\n',
@@ -228,6 +230,25 @@ const HAND_DOCUMENTS = [
   'x: "a\n...x\n b"\n',
   "x: 'a\n... b'\n",
   'x: [a,\n...\n]\n',
+  'x:\n  c:\t[a,\nb]\n',
+  // Tabs go-yaml refuses in the block context, and those it takes.
+  'x:\n\t\n  y: 1\n',
+  'x: 1\n\t# c\n',
+  'x: 1\n  \t# c\n',
+  'x:\n  - a\n  -\tb\n',
+  'x:\n  - a\n  - \t\n',
+  'x:\n  - - \ta\n',
+  'x:\n  - \t# c\n    a\n',
+  'x:\n  ? \ta\n  : b\n',
+  'x:\n  ? a\n  :\tb\n',
+  'x:\n  y: >\n   \ta\n',
+  'x:\n  y: |\n    - \ta\n',
+  'x:\n  y:\tone\n',
+  'x:\n  y: one\t# c\n',
+  "x:\n  y: 'one'\t# c\n",
+  'x:\n  y: 1 \t\n',
+  'x:\n  - y:\ta\n',
+  'x: "a\tb"\n',
   // Block structure is not lenient: less indented content is refused by both.
   'x:\n  y:\n - a\n',
   'x:\n  y: one\n  two\n',

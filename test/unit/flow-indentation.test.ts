@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { YAMLException } from 'js-yaml';
 import { loadAllAsGoYaml } from '../../cli/validate/flow-indentation.ts';
 
-const read = (text: string) => loadAllAsGoYaml(text, {});
+const read = (text: string) => loadAllAsGoYaml(text, {}).values;
 
 describe('validate: YAML flow and quoted continuation lines at any column (go-yaml v2)', () => {
   it('quoted scalars continued left of their key', () => {
@@ -21,6 +21,7 @@ describe('validate: YAML flow and quoted continuation lines at any column (go-ya
     expect(read('x:\n  c: [a\nb, c]\n')).to.deep.equal([{ x: { c: ['a b', 'c'] } }]);
     expect(read('x:\n  y: {a: [1,\n2], b: "c\nd"}\n')).to.deep.equal([{ x: { y: { a: [1, 2], b: 'c d' } } }]);
     expect(read('x: {a:\t1}\n')).to.deep.equal([{ x: { a: 1 } }]);
+    expect(read('x:\n  c:\t[a,\nb]\n')).to.deep.equal([{ x: { c: ['a', 'b'] } }]);
     expect(read('x: [a,\n\tb]\n')).to.deep.equal([{ x: ['a', 'b'] }]);
     expect(read('x: [\n]\n')).to.deep.equal([{ x: [] }]);
   });
