@@ -39,12 +39,9 @@ export function toV1(site: StaticSiteV1alpha1): StaticSiteV1 {
   return out;
 }
 
-/** JSON.isRawJSON (ES2025, Node >= 21), not yet in TypeScript's lib. */
-const isRawJson = (JSON as unknown as { isRawJSON(value: unknown): boolean }).isRawJSON;
-
-/** A JSON object: not null, not an array, not an exact integer the decoder kept as raw JSON text. */
+/** A JSON object: not null, not an array. */
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !isRawJson(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The fields conversion reads, of the types it reads them as: anything else is refused, never coerced. */

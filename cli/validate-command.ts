@@ -4,6 +4,7 @@ import {
   type FieldValidation,
   recordWarnings,
   simpleNameGenerator,
+  type TextDecoding,
 } from '../crd/index.ts';
 import { ENGINE_MESSAGE_LIMIT } from '../webhook/admission/bounds.ts';
 import { CommandLine, oneOf } from './flags.ts';
@@ -141,7 +142,7 @@ async function validateInput(input: string, run: Run, io: ValidateIO): Promise<v
       if ('error' in parsed) {
         totals.errors++;
         reporter.add({ file, document, label: '', status: 'error', message: parsed.error, warnings: [] });
-      } else admitDocument(parsed.object, { file, document }, run);
+      } else admitDocument(parsed.object, { file, document }, run, parsed.textDecoding);
     }
   } catch (error) {
     // The other files still count.
@@ -152,7 +153,12 @@ async function validateInput(input: string, run: Run, io: ValidateIO): Promise<v
 }
 
 /** One object admitted against the CRD of its group and kind, or an error (or a skip) when there is none. */
-function admitDocument(object: unknown, where: { file: string; document: number }, run: Run): void {
+function admitDocument(
+  object: unknown,
+  where: { file: string; document: number },
+  run: Run,
+  textDecoding?: TextDecoding,
+): void {
   const { reporter, totals, oldObject } = run;
   const label = describe(object);
   const version = run.schemas.versionFor(object);
@@ -177,6 +183,7 @@ function admitDocument(object: unknown, where: { file: string; document: number 
     namespace: version.target.namespaced ? namespaceOf(object, oldObject) : undefined,
     generateName: simpleNameGenerator(),
     messageLimit: ENGINE_MESSAGE_LIMIT,
+    ...(textDecoding && { textDecoding }),
   });
   if (result.allowed) totals.valid++;
   else totals.invalid++;

@@ -35,6 +35,16 @@ export interface AdmitOptions {
   messageLimit?: number;
   /** At most this many `causes` (the webhook sends 100); every error stays in `errors`. Default: all. */
   causeLimit?: number;
+  /** What the JSON decoder met in the request's text (JSON.parse sees neither); default none. */
+  textDecoding?: TextDecoding;
+}
+
+/** The API server's JSON decoder's findings in a request's text, before any schema is applied. */
+export interface TextDecoding {
+  /** Paths of keys repeated in one object, in the decoder's order: strict decoding errors. */
+  duplicateFields?: readonly string[];
+  /** The decoder's error (a number float64 cannot hold): the request is a 400. */
+  error?: string;
 }
 
 /** Runs a version's x-kubernetes-validations rules on the pruned, defaulted, validated object. */

@@ -6,7 +6,7 @@
  * customresource/strategy.go and validator.go in apiextensions-apiserver v0.37.
  */
 
-import type { AdmissionResult, AdmitOptions, FieldValidation } from './admission.ts';
+import type { AdmissionResult, AdmitOptions, FieldValidation, TextDecoding } from './admission.ts';
 import { invalidMessage } from './apimachinery/field-error.ts';
 import { goQuote } from './apimachinery/go-format.ts';
 import { WarningList } from './apimachinery/warning-list.ts';
@@ -42,6 +42,7 @@ export function decodeObject(
   version: CompiledCrdVersion,
   input: unknown,
   fieldValidation: FieldValidation = 'Warn',
+  text: TextDecoding = {},
 ): DecodeResult {
   const { target, schema } = version;
   const typeMeta = checkTypeMeta(input, target, fieldValidation);
@@ -52,6 +53,9 @@ export function decodeObject(
   const { kind, object: typed } = typeMeta;
   const cannotHandle = (detail: string) =>
     `${kind} in version ${goQuote(target.version)} cannot be handled as a ${target.kind}: ${detail}`;
+  if (text.error !== undefined) {
+    return { ok: false, rejection: badRequest(cannotHandle(text.error), [text.error], []) };
+  }
   let decoded: Decoded;
   try {
     decoded = decode(schema, typed, kind === target.kind);
@@ -62,13 +66,20 @@ export function decodeObject(
     throw error;
   }
   const { object } = decoded;
-  // fmt `unknown field "%s"` (customresource_handler.go:1336): the path quoted raw, not escaped.
-  const unknown = fieldValidation === 'Ignore' ? [] : decoded.unknownFields.map((p) => `unknown field "${p}"`);
-  if (fieldValidation === 'Strict' && unknown.length > 0) {
-    const message = cannotHandle(`strict decoding error: ${unknown.join(', ')}`);
-    return { ok: false, rejection: badRequest(message, unknown, [], object) };
+  // The JSON decoder's strict errors (strconv.Quote), then fmt `unknown field "%s"`
+  // (customresource_handler.go:1336): the path quoted raw, not escaped.
+  const strictErrors =
+    fieldValidation === 'Ignore'
+      ? []
+      : [
+          ...(text.duplicateFields ?? []).map((p) => `duplicate field ${goQuote(p)}`),
+          ...decoded.unknownFields.map((p) => `unknown field "${p}"`),
+        ];
+  if (fieldValidation === 'Strict' && strictErrors.length > 0) {
+    const message = cannotHandle(`strict decoding error: ${strictErrors.join(', ')}`);
+    return { ok: false, rejection: badRequest(message, strictErrors, [], object) };
   }
-  return { ok: true, object, kind, warnings: unknown };
+  return { ok: true, object, kind, warnings: strictErrors };
 }
 
 /**
@@ -77,7 +88,7 @@ export function decodeObject(
  */
 export function admit(version: CompiledCrdVersion, input: unknown, options: AdmitOptions = {}): AdmissionResult {
   const { target, schema } = version;
-  const decoded = decodeObject(version, input, options.fieldValidation);
+  const decoded = decodeObject(version, input, options.fieldValidation, options.textDecoding);
   if (!decoded.ok) return decoded.rejection;
   const { object, kind } = decoded;
   const recorded = new WarningList(decoded.warnings);

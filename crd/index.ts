@@ -16,6 +16,7 @@ export type {
   CrdTarget,
   FieldValidation,
   StatusCause,
+  TextDecoding,
 } from './admission.ts';
 export { admit, type DecodeResult, decodeObject } from './admit.ts';
 export {

@@ -1,9 +1,11 @@
 import { closeSync, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { YAMLException } from 'js-yaml';
+import type { TextDecoding } from '../../crd/index.ts';
 import type { CommandIO } from '../usage.ts';
 import { blockTabRefusal } from './block-tabs.ts';
 import { loadAllAsGoYaml } from './flow-indentation.ts';
+import { readJsonDocument } from './json-document.ts';
 import { KUBECTL_YAML_SCHEMA, UnsupportedValueError } from './yaml-scalars.ts';
 
 export interface ValidateIO extends CommandIO {
@@ -40,8 +42,16 @@ export async function readText(path: string, io: ValidateIO): Promise<string> {
   }
 }
 
-/** One document of an input: its 1-based index in the file, and its object or why it has none. */
-export type ParsedDocument = { index: number; object: unknown } | { index: number; error: string };
+/**
+ * One document of an input: its 1-based index in the file, and its object (with what the API
+ * server's JSON decoder meets in its text, for a JSON document) or why it has none.
+ */
+export type ParsedDocument =
+  | { index: number; object: unknown; textDecoding?: TextDecoding }
+  | { index: number; error: string };
+
+/** A document that is one JSON object, after an optional `---` line: read as JSON (json-document.ts). */
+const JSON_OBJECT_DOCUMENT = /^\s*(?:---[ \t]*\r?\n\s*)?\{/;
 
 /** A line that starts a document (`---` alone or before content): YAML never reads it as content. */
 const DOCUMENT_START = /^---(?=[ \t\r\n]|$)/gm;
@@ -89,6 +99,14 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
   function* documents(part: string): Generator<ParsedDocument> {
     const firstLine = line;
     line += lineCount(part);
+    const json = JSON_OBJECT_DOCUMENT.test(part) ? readJsonDocument(part.replace(/^\s*---/, ''), MAX_DEPTH) : undefined;
+    if (json) {
+      index++;
+      const { value, duplicateFields, numberError } = json;
+      const textDecoding = { duplicateFields, ...(numberError !== undefined && { error: numberError }) };
+      yield { index, object: value, textDecoding };
+      return;
+    }
     let values: unknown[];
     try {
       const read = loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });

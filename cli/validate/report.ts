@@ -1,4 +1,5 @@
 import { type AdmissionResult, printedErrors } from '../../crd/index.ts';
+import { stringifyJson } from '../../crd/json-int64.ts';
 import { ENGINE_MESSAGE_LIMIT } from '../../webhook/admission/bounds.ts';
 
 export type Status = 'valid' | 'invalid' | 'error' | 'skipped';
@@ -69,7 +70,7 @@ function jsonReporter(write: (text: string) => void): Reporter {
     add(r) {
       const result = r.result;
       write(
-        `${JSON.stringify({
+        `${stringifyJson({
           file: r.file,
           document: r.document ?? null,
           status: r.status,

@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { buildCrd, type CustomResourceDefinition } from '../../api/index.ts';
 import { type CelEnvironment, type CompiledCrdVersion, compileCrdVersion } from '../../crd/index.ts';
+import { stringifyJson } from '../../crd/json-int64.ts';
 import type { CrdCache } from './crd-cache.ts';
 import { InputError, parseDocuments, readText, type ValidateIO } from './documents.ts';
 import { expandPaths } from './inputs.ts';
@@ -16,6 +17,12 @@ interface Typed {
   apiVersion?: unknown;
   kind?: unknown;
 }
+
+/**
+ * A CRD's integers beyond 2^53 as doubles (the reader keeps them exact as BigInts): the API server
+ * holds a schema's bounds as float64, and compiling reads numbers.
+ */
+const withDoubles = (documents: unknown[]): unknown[] => JSON.parse(stringifyJson(documents)) as unknown[];
 
 const isCrd = (d: unknown): d is CustomResourceDefinition =>
   (d as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition';
@@ -47,7 +54,7 @@ export class SchemaSet {
       const named = path === '-' || !(await stat(path).catch(() => undefined))?.isDirectory();
       for (const file of await expandPaths([path])) {
         const text = await readText(file, io);
-        const crds = await set.cache.documents(text, () => parseDocuments(text, file), isCrd);
+        const crds = await set.cache.documents(text, () => parseDocuments(text, file).then(withDoubles), isCrd);
         if (crds.length === 0 && named) throw new InputError(`${file}: no CustomResourceDefinition in the file`);
         if (crds.length === 0) io.stderr(`staticsite validate: note: ${file}: no CustomResourceDefinition, skipped\n`);
         for (const crd of crds) set.add(crd);

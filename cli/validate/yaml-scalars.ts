@@ -25,7 +25,8 @@ import {
 type Resolved =
   | { kind: 'null'; value: null }
   | { kind: 'bool'; value: boolean }
-  | { kind: 'int' | 'float'; value: number }
+  | { kind: 'int'; value: number | bigint }
+  | { kind: 'float'; value: number }
   | { kind: 'str' };
 
 const TABLE = new Map<string, Resolved>();
@@ -47,10 +48,15 @@ const GO_YAML_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)
 /** A decimal that a double holds exactly, the common case, read without BigInt. */
 const SMALL_DECIMAL = /^[+-]?[1-9][0-9]{0,14}$/;
 const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 
-/** Go's strconv.ParseInt(text, 0, 64), falling back to ParseUint as go-yaml does; undefined if neither. */
-function goInteger(text: string): number | undefined {
+/**
+ * Go's strconv.ParseInt(text, 0, 64), falling back to ParseUint as go-yaml does; undefined if neither.
+ * An int64 a number cannot hold is a BigInt (crd/json-int64.ts); a uint64 beyond int64 is written by
+ * kubectl with its digits, which the API server reads as a float64, a number here.
+ */
+function goInteger(text: string): number | bigint | undefined {
   if (SMALL_DECIMAL.test(text)) return Number(text);
   if (!GO_INT.test(text)) return undefined;
   const negative = text.startsWith('-');
@@ -60,7 +66,7 @@ function goInteger(text: string): number | undefined {
   const value = negative ? -magnitude : magnitude;
   if (value < INT64_MIN) return undefined;
   if (value > UINT64_MAX || (text.startsWith('+') && value >= 2n ** 63n)) return undefined; // ParseUint takes no sign
-  return Number(value);
+  return value > INT64_MAX || Number.isSafeInteger(Number(value)) ? Number(value) : value;
 }
 
 /** Go's strconv.ParseFloat for a text of go-yaml's float pattern: out of range is not a float. */
@@ -125,9 +131,9 @@ export const KUBECTL_YAML_SCHEMA = new Schema([
   ...FAILSAFE_SCHEMA.tags,
   goTag('null', ['null'], ['', '~', 'n', 'N'], () => null),
   goTag('bool', ['bool'], ['y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O'], (r) => resolvedValue(r) as boolean),
-  goTag('int', ['int'], DIGIT_FIRST, (r) => resolvedValue(r) as number),
+  goTag('int', ['int'], DIGIT_FIRST, (r) => resolvedValue(r) as number | bigint),
   // An explicit !!float takes an integer too, as go-yaml's resolve does.
-  goTag('float', ['float', 'int'], ['.', ...DIGIT_FIRST], (r) => jsonNumber(resolvedValue(r) as number)),
+  goTag('float', ['float', 'int'], ['.', ...DIGIT_FIRST], (r) => jsonNumber(Number(resolvedValue(r)))),
   mergeTag,
   defineScalarTag<string>('tag:yaml.org,2002:binary', {
     // go-yaml decodes !!binary into a Go string; encoding/json then writes invalid UTF-8 as U+FFFD.

@@ -3,7 +3,8 @@
  *
  * The API server decodes JSON numbers into int64 when the literal is integral and fits, and into
  * float64 otherwise (sigs.k8s.io/json). A JavaScript number cannot remember whether it was written
- * `1` or `1.0`, so an integral number inside the int64 range is treated as Go's int64.
+ * `1` or `1.0`, so an integral number inside the int64 range is treated as Go's int64, as kubectl
+ * sends it (it writes a float64 1 as `1`). An int64 beyond 2^53 is a BigInt (crd/json-int64.ts).
  */
 
 import { GoStruct } from './go-struct.ts';
@@ -11,8 +12,10 @@ import { GoStruct } from './go-struct.ts';
 const INT64_LIMIT = 2 ** 63;
 
 /** Whether the API server would hold this number as an int64 (otherwise float64). */
-export function isGoInt(n: number): boolean {
-  return Number.isInteger(n) && n >= -INT64_LIMIT && n < INT64_LIMIT;
+export function isGoInt(n: number | bigint): boolean {
+  if (typeof n === 'bigint') return true;
+  // -2^63 itself is written -9223372036854776000 (shortest digits), which no int64 holds.
+  return Number.isInteger(n) && n > -INT64_LIMIT && n < INT64_LIMIT;
 }
 
 /** strconv.FormatFloat(f, 'e', -1, 64): shortest digits, at least two exponent digits. */
@@ -60,6 +63,7 @@ export function goTypeName(value: unknown): string {
   if (typeof value === 'string') return 'string';
   if (typeof value === 'boolean') return 'bool';
   if (typeof value === 'number') return isGoInt(value) ? 'int64' : 'float64';
+  if (typeof value === 'bigint') return 'int64';
   if (Array.isArray(value)) return '[]interface {}';
   return 'map[string]interface {}';
 }

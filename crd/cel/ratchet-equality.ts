@@ -6,11 +6,12 @@
  * Source: k8s.io/apiserver@v0.37.2/pkg/cel/common/equality.go.
  */
 import type { JSONSchemaProps } from '../apiextensions.ts';
+import { stringifyJson } from '../json-int64.ts';
 import { isJsonObject, jsonEqual, ownValue } from '../json-value.ts';
 
 function mapListKey(item: unknown, keys: readonly string[]): string | undefined {
   if (!isJsonObject(item)) return undefined;
-  return JSON.stringify(keys.map((k) => (Object.hasOwn(item, k) ? item[k] : undefined)));
+  return stringifyJson(keys.map((k) => (Object.hasOwn(item, k) ? item[k] : undefined)));
 }
 
 function listsUnchanged(value: unknown[], old: unknown[], schema: JSONSchemaProps | undefined): boolean {

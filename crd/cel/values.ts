@@ -8,6 +8,7 @@
 import type { Duration } from '@marcbachmann/cel-js/evaluator';
 import type { JSONSchemaProps } from '../apiextensions.ts';
 import { Base64CorruptInputError, decodeGoBase64Url } from '../apimachinery/go-base64.ts';
+import { isGoInt } from '../apimachinery/go-format.ts';
 import { parseFullDate, parseStrfmtDateTime } from '../apimachinery/strfmt-date-time.ts';
 import { parseStrfmtDuration } from '../apimachinery/strfmt-duration.ts';
 import { durationFromNanos } from './common/duration.ts';
@@ -29,7 +30,7 @@ export class CelValueError extends Error {
 }
 
 function toInt(value: unknown): unknown {
-  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+  if (typeof value === 'number' && isGoInt(value)) return BigInt(value);
   if (typeof value === 'bigint') return value;
   return value;
 }
@@ -69,7 +70,7 @@ function base64ToBytes(value: string): Uint8Array {
 /** Go's %T of a decoded JSON value. */
 function goTypeName(value: unknown): string {
   if (Array.isArray(value)) return '[]interface {}';
-  if (typeof value === 'bigint' || (typeof value === 'number' && Number.isInteger(value))) return 'int64';
+  if (typeof value === 'bigint' || (typeof value === 'number' && isGoInt(value))) return 'int64';
   if (typeof value === 'number') return 'float64';
   if (typeof value === 'boolean') return 'bool';
   return 'map[string]interface {}';
@@ -83,7 +84,7 @@ const SCALARS: Record<string, [string, (v: unknown) => boolean]> = {
   timestamp: ['string', (v) => typeof v === 'string'],
   duration: ['string', (v) => typeof v === 'string'],
   bool: ['bool', (v) => typeof v === 'boolean'],
-  int: ['int', (v) => typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))],
+  int: ['int', (v) => typeof v === 'bigint' || (typeof v === 'number' && isGoInt(v))],
   double: ['float', isNumber],
 };
 
@@ -159,7 +160,7 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
     case 'string':
       return value;
     case 'dyn':
-      return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : plainToCel(value);
+      return typeof value === 'number' && isGoInt(value) ? BigInt(value) : plainToCel(value);
     case 'bytes':
       return typeof value === 'string' ? base64ToBytes(value) : value;
     case 'timestamp':
@@ -209,7 +210,7 @@ export function toCelValue(value: unknown, type: DeclType, classes: ObjectClassL
  */
 export function plainToCel(value: unknown): unknown {
   if (value === null || value === undefined) return null;
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
+  if (typeof value === 'number') return isGoInt(value) ? BigInt(value) : value;
   if (Array.isArray(value)) return value.map(plainToCel);
   if (typeof value === 'object') {
     const out = new Map<string, unknown>();

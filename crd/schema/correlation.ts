@@ -3,12 +3,13 @@
  * equality.go, CorrelatedObject), so validation ratcheting can tell which subtrees did not change.
  */
 
+import { stringifyJson } from '../json-int64.ts';
 import { isJsonObject, jsonEqual } from '../json-value.ts';
 import type { SchemaNode } from './node.ts';
 
 function mapListKey(item: unknown, keys: readonly string[]): string | undefined {
   if (!isJsonObject(item)) return undefined;
-  return JSON.stringify(keys.map((k) => (Object.hasOwn(item, k) ? item[k] : undefined)));
+  return stringifyJson(keys.map((k) => (Object.hasOwn(item, k) ? item[k] : undefined)));
 }
 
 export class Correlation {

@@ -17,6 +17,7 @@ function identity(x: unknown): string {
   if (x === null || x === undefined) return 'nil';
   if (typeof x === 'object') return `json:${goJsonMarshal(x)}`;
   if (typeof x === 'number') return `${isGoInt(x) ? 'int64' : 'float64'}:${x}`;
+  if (typeof x === 'bigint') return `int64:${x}`;
   return `${typeof x}:${String(x)}`;
 }
 

@@ -85,7 +85,7 @@ function goTypeOf(kind: FieldKind): string {
 function jsonValueName(v: unknown): string {
   if (typeof v === 'string') return 'string';
   if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number') return 'number';
+  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
   if (Array.isArray(v)) return 'array';
   return 'object';
 }
@@ -130,6 +130,7 @@ function decodeValue(kind: FieldKind, v: unknown, site: Site, unknown: string[])
       if (typeof v !== 'boolean') throw typeError(site, v, 'bool');
       return v;
     case 'int64':
+      if (typeof v === 'bigint') return v;
       if (typeof v !== 'number') throw typeError(site, v, 'int64');
       if (!isGoInt(v)) {
         throw new MetadataDecodeError(

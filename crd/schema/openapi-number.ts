@@ -40,11 +40,14 @@ function fitsInteger(rep: string, bits: 32 | 64): boolean {
   return bits === 32 ? n >= INT32_MIN && n <= INT32_MAX : n >= INT64_MIN && n <= INT64_MAX;
 }
 
-/** A decoded number under validation: its schema, path, value and whether Go decoded it as an int64. */
+/**
+ * A decoded number under validation: its schema, path, value (an int64 beyond 2^53 is a BigInt) and
+ * whether Go decoded it as an int64.
+ */
 interface NumberCheck {
   s: SchemaNode;
   path: string;
-  val: number;
+  val: number | bigint;
   valIsInt: boolean;
 }
 
@@ -52,17 +55,17 @@ interface NumberCheck {
  * IsValueValidAgainstRange (values.go): whether `value` (the number itself, or a multipleOf, minimum or
  * maximum of its schema) fits the type and format; else the message, starting with `prefix`.
  */
-function rangeError(c: NumberCheck, value: number, valueIsInt: boolean, prefix: string): string | undefined {
+function rangeError(c: NumberCheck, value: number | bigint, valueIsInt: boolean, prefix: string): string | undefined {
   const s = c.s;
   if (s.numberType === '') return undefined;
   if (s.numberType === 'number' && s.numberFormat !== 'float') return undefined;
   if (s.numberType === 'integer' && Number.isSafeInteger(value)) {
     if (s.numberFormat !== 'int32' || (value >= -2147483648 && value <= 2147483647)) return undefined;
   }
-  const rep = valueIsInt ? BigInt(value).toString() : plainDecimal(value);
+  const rep = valueIsInt || typeof value === 'bigint' ? BigInt(value).toString() : plainDecimal(value);
   let ok = true;
   if (s.numberType === 'integer') ok = fitsInteger(rep, s.numberFormat === 'int32' ? 32 : 64);
-  else if (s.numberFormat === 'float') ok = Math.abs(value) <= FLOAT32_MAX || !Number.isFinite(value);
+  else if (s.numberFormat === 'float') ok = Math.abs(Number(value)) <= FLOAT32_MAX || !Number.isFinite(value);
   if (ok) return undefined;
   const typeName = s.numberType;
   return s.numberFormat !== ''
@@ -91,8 +94,7 @@ function multipleOfError(c: NumberCheck, factor: number, asInt: boolean): OpenAp
         `factor MultipleOf declared for ${path} must be positive: ${f}`,
       );
     const v = BigInt(val);
-    if ((v / BigInt(f)) * BigInt(f) !== v)
-      return validation(MULTIPLE_OF, path, val, `${path} in body should be a multiple of ${f}`);
+    if (v % BigInt(f) !== 0n) return validation(MULTIPLE_OF, path, val, `${path} in body should be a multiple of ${f}`);
     return undefined;
   }
   if (factor <= 0) {
@@ -103,7 +105,8 @@ function multipleOfError(c: NumberCheck, factor: number, asInt: boolean): OpenAp
       `factor MultipleOf declared for ${path} must be positive: ${goFloat(factor)}`,
     );
   }
-  const mult = factor < 1 ? (1 / factor) * val : val / factor;
+  const asFloat = Number(val);
+  const mult = factor < 1 ? (1 / factor) * asFloat : asFloat / factor;
   if (!isFloat64AJsonInteger(mult)) {
     return validation(MULTIPLE_OF, path, val, `${path} in body should be a multiple of ${goFloat(factor)}`);
   }
@@ -116,8 +119,8 @@ interface Bound {
   code: number;
   limit(s: SchemaNode): number | undefined;
   exclusive(s: SchemaNode): boolean;
-  /** Whether the value is beyond the limit. */
-  exceeds(val: number, limit: number, exclusive: boolean): boolean;
+  /** Whether the value is beyond the limit (a BigInt and a number compare exactly). */
+  exceeds(val: number | bigint, limit: number, exclusive: boolean): boolean;
   relation(exclusive: boolean): string;
 }
 
@@ -145,7 +148,8 @@ function checkBound(c: NumberCheck, bound: Bound, errs: OpenApiError[]): void {
   const asInt = schemaBound(c, declared, bound.prefix, errs);
   const limit = asInt ? Math.trunc(declared) : declared;
   const exclusive = bound.exclusive(c.s);
-  if (!bound.exceeds(c.val, limit, exclusive)) return;
+  // Go compares an int64 with the bound truncated to an int64, a float64 with the float64 bound.
+  if (!bound.exceeds(asInt ? c.val : Number(c.val), limit, exclusive)) return;
   const printed = asInt ? BigInt(limit).toString() : goFloat(limit);
   errs.push(
     validation(bound.code, c.path, c.val, `${c.path} in body should be ${bound.relation(exclusive)} ${printed}`),
@@ -153,7 +157,7 @@ function checkBound(c: NumberCheck, bound: Bound, errs: OpenApiError[]): void {
 }
 
 /** numberValidator.Validate (validator.go): range, then multipleOf, minimum, maximum. */
-export function validateNumber(s: SchemaNode, val: number, path: string, errs: OpenApiError[]): number {
+export function validateNumber(s: SchemaNode, val: number | bigint, path: string, errs: OpenApiError[]): number {
   const c: NumberCheck = { s, path, val, valIsInt: isGoInt(val) };
   const checked = rangeError(c, val, c.valIsInt, 'Checked');
   if (checked) errs.push(plainError(checked));

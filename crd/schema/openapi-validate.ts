@@ -37,6 +37,7 @@ function kindOf(data: unknown): Kind {
   if (Array.isArray(data)) return 'array';
   const t = typeof data;
   if (t === 'string' || t === 'number' || t === 'boolean') return t;
+  if (t === 'bigint') return 'number';
   return 'object';
 }
 
@@ -48,7 +49,7 @@ function schemaInfo(data: unknown, kind: Kind): [string, string] {
     case 'string':
       return ['string', ''];
     case 'number':
-      return isGoInt(data as number) ? ['integer', 'int64'] : ['number', 'float64'];
+      return isGoInt(data as number | bigint) ? ['integer', 'int64'] : ['number', 'float64'];
     case 'array':
       return ['array', ''];
     default:
@@ -128,6 +129,8 @@ function enumMatches(data: unknown, enumValue: unknown): boolean {
       if (typeof data === 'string') return data === enumValue;
       return typeof data === 'number' && isGoInt(data) && runeString(data) === enumValue;
     case 'number':
+      // An exact int64 (a BigInt) equals an int64 enum value exactly, a float64 one converted.
+      if (typeof data === 'bigint') return isGoInt(enumValue) ? data === BigInt(enumValue) : Number(data) === enumValue;
       if (typeof data !== 'number') return false;
       return isGoInt(enumValue) ? Math.trunc(data) === enumValue : data === enumValue;
     case 'boolean':
@@ -221,7 +224,7 @@ class SchemaWalk {
         count++;
       }
     } else if (kind === 'number') {
-      count += validateNumber(s, data as number, path, errs) + 1;
+      count += validateNumber(s, data as number | bigint, path, errs) + 1;
     } else if (kind === 'array') {
       count += this.list(s, data as unknown[], path, corr) + 1;
     }

@@ -14,6 +14,7 @@ const MAX_INT32 = 2147483647;
 function goValue(v: unknown): string {
   if (v === null || v === undefined) return '<nil>';
   if (typeof v === 'number') return isGoInt(v) ? String(v) : goFloat(v);
+  if (typeof v === 'bigint') return String(v);
   if (typeof v === 'string') return v;
   if (typeof v === 'boolean') return String(v);
   if (Array.isArray(v)) return `[${v.map(goValue).join(' ')}]`;
@@ -46,6 +47,15 @@ function replicasErrors(obj: JsonObject, path: string, fields: readonly string[]
   const lookup = nested(obj, fields);
   if (!lookup.found) return lookup.error ? [fieldErrors.invalid(path, 0, lookup.error)] : [];
   const value = lookup.value;
+  if (typeof value === 'bigint') {
+    return [
+      fieldErrors.invalid(
+        path,
+        value,
+        value < 0 ? 'should be a non-negative integer' : `should be less than or equal to ${MAX_INT32}`,
+      ),
+    ];
+  }
   if (typeof value !== 'number' || !isGoInt(value)) {
     const msg = `.${fields.join('.')} accessor error: ${goValue(value)} is of the type ${goTypeName(value)}, expected int64`;
     return [fieldErrors.invalid(path, 0, msg)];

@@ -5,6 +5,7 @@
 
 import type { CrdTarget, FieldValidation } from '../admission.ts';
 import { compareGoStrings, goJsonMarshal, goQuote } from '../apimachinery/go-format.ts';
+import { stringifyJson } from '../json-int64.ts';
 import { isJsonObject, type JsonObject } from '../json-value.ts';
 import { META_FIELDS } from './prune.ts';
 
@@ -38,7 +39,7 @@ export function checkTypeMeta(
   }
   if (typeof input.kind !== 'string' || input.kind === '') {
     // The server prints the request body; the engine prints the object as JSON.
-    const body = JSON.stringify(input);
+    const body = stringifyJson(input);
     return reject(
       `the object provided is unrecognized (must be of type ${options.kind}): Object 'Kind' is missing in '${body}' (${summarize(body)})`,
     );

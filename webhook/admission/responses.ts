@@ -1,4 +1,5 @@
 import { recordWarnings } from '../../crd/index.ts';
+import { stringifyJson } from '../../crd/json-int64.ts';
 import { boundMessage, MESSAGE_LIMIT } from './bounds.ts';
 import type { AdmissionResponse, Status } from './review.ts';
 
@@ -22,7 +23,7 @@ export function patched(uid: string, patch: unknown[], warnings: string[] = []):
     uid,
     allowed: true,
     patchType: 'JSONPatch',
-    patch: Buffer.from(JSON.stringify(patch)).toString('base64'),
+    patch: Buffer.from(stringifyJson(patch)).toString('base64'),
     ...withWarnings(warnings),
   };
 }
