@@ -8,6 +8,7 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import fc from 'fast-check';
+import { stringifyJson } from '../crd/json-int64.ts';
 import { CrdOracle } from '../devenv/crd-oracle.ts';
 import { caseArb, knownGap, type Mismatch, runCase } from '../test/fixtures/differential/differential.ts';
 
@@ -34,11 +35,11 @@ await fc.assert(
       const gap = knownGap(m);
       const key = gap ? `known gap: ${gap}` : `unexplained ${m.class}: ${(m.differences[0] ?? '').slice(0, 60)}`;
       if (mismatchFile) {
-        appendFileSync(mismatchFile, `${JSON.stringify({ key, differences: m.differences, case: outcome.request })}\n`);
+        appendFileSync(mismatchFile, `${stringifyJson({ key, differences: m.differences, case: outcome.request })}\n`);
       }
       const entry = byClass.get(key) ?? {
         count: 0,
-        first: JSON.stringify({ differences: m.differences, case: outcome.request }),
+        first: stringifyJson({ differences: m.differences, case: outcome.request }),
       };
       entry.count++;
       byClass.set(key, entry);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { CustomResourceDefinition } from '../api/index.ts';
 import type { StatusCause } from '../crd/index.ts';
+import { parseJsonInt64, stringifyJson } from '../crd/json-int64.ts';
 import { controlPlaneBinDir } from './controlplane.ts';
 
 /**
@@ -18,6 +19,8 @@ export interface OracleRequest {
   fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
   /** Absent: only the CRD's create is answered. */
   object?: unknown;
+  /** The object as JSON text, sent as it is (repeated keys, `1e400`, lone surrogates): instead of `object`. */
+  objectText?: string;
   /** The stored object of an update, as a GET returns it. */
   oldObject?: unknown;
   /** Replaces the random suffix of a name made from metadata.generateName, so that answers repeat. */
@@ -84,12 +87,16 @@ export class CrdOracle {
     const id = String(this.next++);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.child.stdin.write(`${JSON.stringify({ id, ...request })}\n`);
+      const { objectText, ...rest } = request;
+      const line = stringifyJson({ id, ...rest });
+      // The oracle reads `object` as raw bytes (json.RawMessage): the text goes in as written.
+      const withText = objectText === undefined ? line : `${line.slice(0, -1)},"object":${objectText}}`;
+      this.child.stdin.write(`${withText}\n`);
     });
   }
 
   private answer(line: string): void {
-    const wire = JSON.parse(line) as Wire;
+    const wire = parseJsonInt64(line) as Wire;
     const p = this.pending.get(wire.id);
     if (!p) return;
     this.pending.delete(wire.id);

@@ -5,7 +5,7 @@ import type { TextDecoding } from '../../crd/index.ts';
 import type { CommandIO } from '../usage.ts';
 import { blockTabRefusal } from './block-tabs.ts';
 import { loadAllAsGoYaml } from './flow-indentation.ts';
-import { readJsonDocument } from './json-document.ts';
+import { readJsonDocument, textDecodingOf } from './json-document.ts';
 import { KUBECTL_YAML_SCHEMA, UnsupportedValueError } from './yaml-scalars.ts';
 
 export interface ValidateIO extends CommandIO {
@@ -102,9 +102,7 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
     const json = JSON_OBJECT_DOCUMENT.test(part) ? readJsonDocument(part.replace(/^\s*---/, ''), MAX_DEPTH) : undefined;
     if (json) {
       index++;
-      const { value, duplicateFields, numberError } = json;
-      const textDecoding = { duplicateFields, ...(numberError !== undefined && { error: numberError }) };
-      yield { index, object: value, textDecoding };
+      yield { index, object: json.value, textDecoding: textDecodingOf(json) };
       return;
     }
     let values: unknown[];

@@ -10,6 +10,7 @@
  * JSON.parse does none of the last three, and js-yaml refuses a repeated key.
  */
 
+import type { TextDecoding } from '../../crd/index.ts';
 import { int64OrFloat } from '../../crd/json-int64.ts';
 import { type JsonObject, setKey } from '../../crd/json-value.ts';
 
@@ -19,6 +20,12 @@ export interface JsonDocument {
   duplicateFields: string[];
   /** The decoder's error for a number float64 cannot hold (the first one). */
   numberError?: string;
+}
+
+/** What the engine is told of the document's text (admit's `textDecoding`). */
+export function textDecodingOf(document: JsonDocument): TextDecoding {
+  const { duplicateFields, numberError } = document;
+  return { duplicateFields, ...(numberError !== undefined && { error: numberError }) };
 }
 
 /** sigs.k8s.io/json keeps at most this many strict errors. */

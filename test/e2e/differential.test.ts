@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { CustomResourceDefinition } from '../../api/index.ts';
+import { readJsonDocument, textDecodingOf } from '../../cli/validate/json-document.ts';
 import { admit, CrdVersionError, compileCrdVersion } from '../../crd/index.ts';
+import { parseJsonInt64, stringifyJson } from '../../crd/json-int64.ts';
 import { CrdOracle } from '../../devenv/crd-oracle.ts';
 import { caseArb, type DifferentialCase, knownGap, runCase } from '../fixtures/differential/differential.ts';
 
@@ -24,7 +26,13 @@ const FINDINGS = join(import.meta.dirname, '..', 'fixtures', 'differential', 'fi
 interface Finding {
   seed: number;
   case: DifferentialCase;
-  request: { crd: CustomResourceDefinition; object?: unknown; oldObject?: unknown; fieldValidation: string };
+  request: {
+    crd: CustomResourceDefinition;
+    object?: unknown;
+    objectText?: string;
+    oldObject?: unknown;
+    fieldValidation: string;
+  };
   expected: { crd: { code: number; message: string }; admission?: { code: number; message: string } };
   differences: string[];
 }
@@ -70,6 +78,7 @@ describe('e2e: differential parity of the engine with the Go oracle', function (
           version: 'v1',
           fieldValidation: outcome.request.fieldValidation as 'Strict',
           ...(outcome.request.object !== undefined && { object: outcome.request.object }),
+          ...(outcome.request.objectText !== undefined && { objectText: outcome.request.objectText }),
           ...(outcome.request.oldObject !== undefined && { oldObject: outcome.request.oldObject }),
           ...(outcome.request.crd.spec.scope !== 'Cluster' && { namespace: 'default' }),
           nameSuffix: 'x7k2q',
@@ -86,7 +95,7 @@ describe('e2e: differential parity of the engine with the Go oracle', function (
         };
         mkdirSync(FINDINGS, { recursive: true });
         const file = join(FINDINGS, `seed-${SEED}-${Date.now()}.json`);
-        writeFileSync(file, `${JSON.stringify(finding, null, 2)}\n`);
+        writeFileSync(file, `${stringifyJson(finding, 2)}\n`);
         expect.fail(`a mismatch outside the known gaps (saved to ${file}):\n${finding.differences.join('\n')}`);
       }
       expect(result.failed, String(result.errorInstance ?? '')).to.equal(false);
@@ -108,8 +117,8 @@ describe('differential findings: the engine gives the oracle answers saved with 
   })();
   for (const file of files) {
     it(file, () => {
-      const finding = JSON.parse(readFileSync(join(FINDINGS, file), 'utf8')) as Finding;
-      const { crd, object, oldObject, fieldValidation } = finding.request;
+      const finding = parseJsonInt64(readFileSync(join(FINDINGS, file), 'utf8')) as Finding;
+      const { crd, object, objectText, oldObject, fieldValidation } = finding.request;
       let compiled: ReturnType<typeof compileCrdVersion> | undefined;
       try {
         compiled = compileCrdVersion(crd, 'v1');
@@ -122,8 +131,11 @@ describe('differential findings: the engine gives the oracle answers saved with 
       }
       expect(finding.expected.crd.code, 'the oracle accepted the CRD').to.equal(201);
       if (!finding.expected.admission || object === undefined) return;
-      const result = admit(compiled, object, {
+      // A raw text is read as staticsite validate reads a JSON document.
+      const document = objectText === undefined ? undefined : readJsonDocument(objectText, 100);
+      const result = admit(compiled, document ? document.value : object, {
         fieldValidation: fieldValidation as 'Strict',
+        ...(document && { textDecoding: textDecodingOf(document) }),
         generateName: (prefix) => `${prefix}x7k2q`,
         ...(crd.spec.scope !== 'Cluster' && { namespace: 'default' }),
         ...(oldObject !== undefined && { oldObject }),

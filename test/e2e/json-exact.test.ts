@@ -15,7 +15,7 @@ import { expect } from 'chai';
 import jsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME, type JSONSchemaProps } from '../../api/index.ts';
-import { readJsonDocument } from '../../cli/validate/json-document.ts';
+import { readJsonDocument, textDecodingOf } from '../../cli/validate/json-document.ts';
 import { admit, compileCrdVersion, type FieldValidation } from '../../crd/index.ts';
 import { parseJsonInt64, stringifyJson } from '../../crd/json-int64.ts';
 import { eventually, installCrd, uninstallCrd } from '../../devenv/crds.ts';
@@ -145,9 +145,8 @@ describe('e2e: JSON text read exactly as kube-apiserver reads it', function () {
   function engineOn(text: string, fieldValidation: FieldValidation) {
     const doc = readJsonDocument(text, 100);
     if (!doc) throw new Error(`not one JSON document: ${text}`);
-    const { value, duplicateFields, numberError } = doc;
-    const textDecoding = { duplicateFields, ...(numberError !== undefined && { error: numberError }) };
-    return engineObservation(admit(compiled, value, { namespace: NS, fieldValidation, textDecoding }));
+    const textDecoding = textDecodingOf(doc);
+    return engineObservation(admit(compiled, doc.value, { namespace: NS, fieldValidation, textDecoding }));
   }
 
   const serverAnswers = new Map<string, Observation>();
