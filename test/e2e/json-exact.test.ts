@@ -15,6 +15,7 @@ import { expect } from 'chai';
 import jsonPatch from 'fast-json-patch';
 import { pino } from 'pino';
 import { buildCrd, CRD_NAME, type JSONSchemaProps } from '../../api/index.ts';
+import { documentsOf, parseDocuments } from '../../cli/validate/documents.ts';
 import { readJsonDocument, textDecodingOf } from '../../cli/validate/json-document.ts';
 import { admit, compileCrdVersion, type FieldValidation } from '../../crd/index.ts';
 import { parseJsonInt64, stringifyJson } from '../../crd/json-int64.ts';
@@ -203,6 +204,34 @@ describe('e2e: JSON text read exactly as kube-apiserver reads it', function () {
         'different',
       );
     }
+  });
+
+  it('YAML: integers at and beyond 2^53 and the int64 limits as kubectl sends them, a surrogate escape its error', async () => {
+    const cp = (await testCluster()).controlPlane;
+    const kept = ['9007199254740993', '-9007199254740993', '9223372036854775807', '-9223372036854775808'];
+    kept.push(
+      '9223372036854775808',
+      '-9223372036854775809',
+      '0x7fffffffffffffff',
+      '1e18',
+      '18446744073709551615',
+      '1e400',
+    );
+    const yaml = `apiVersion: ${GROUP}/v1\nkind: Num\nmetadata:\n  name: "y"\nspec:\n  kept:\n${kept.map((v, i) => `    k${i}: ${v}\n`).join('')}`;
+    const kubectl = await cp.kubectl(['create', '--dry-run=client', '-o', 'json', '-f', '-'], yaml);
+    expect(kubectl.code, kubectl.stderr).to.equal(0);
+    const theirs = (parseJsonInt64(kubectl.stdout) as { spec: unknown }).spec;
+    const [ours] = await parseDocuments(yaml, 'kept.yaml');
+    expect(stringifyJson((ours as { spec: unknown }).spec)).to.equal(stringifyJson(theirs));
+
+    const escaped = `apiVersion: ${GROUP}/v1\nkind: Num\nmetadata:\n  name: "y"\nspec:\n  s: "a\\ud800b"\n`;
+    const refused = await cp.kubectl(['create', '--dry-run=client', '-o', 'json', '-f', '-'], escaped);
+    expect(refused.stderr).to.include('yaml: line 6: found invalid Unicode character escape code');
+    const read = [];
+    for await (const d of documentsOf([escaped])) read.push(d);
+    expect(read).to.deep.equal([
+      { index: 1, error: 'line 6: invalid YAML: found invalid Unicode character escape code' },
+    ]);
   });
 
   it('staticsite validate (the built CLI) prints what the server answered, in each field validation', async () => {
