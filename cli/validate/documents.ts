@@ -83,12 +83,16 @@ function excessiveAliasing(value: unknown): boolean {
 const SURROGATE_ESCAPE = /\\(?:u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}/;
 const SURROGATE = /[\uD800-\uDFFF]/;
 
-/** Whether a string or key of a decoded value holds a UTF-16 surrogate (an astral character or a lone one). */
-function holdsSurrogate(value: unknown): boolean {
+/**
+ * Whether a string or key of a decoded value holds a UTF-16 surrogate (an astral character or a lone
+ * one). Each object once: aliases share subtrees, and an expanded alias bomb is refused later.
+ */
+function holdsSurrogate(value: unknown, seen = new Set<object>()): boolean {
   if (typeof value === 'string') return SURROGATE.test(value);
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some(holdsSurrogate);
-  return Object.entries(value).some(([k, v]) => SURROGATE.test(k) || holdsSurrogate(v));
+  if (value === null || typeof value !== 'object' || seen.has(value)) return false;
+  seen.add(value);
+  if (Array.isArray(value)) return value.some((v) => holdsSurrogate(v, seen));
+  return Object.entries(value).some(([k, v]) => SURROGATE.test(k) || holdsSurrogate(v, seen));
 }
 
 function lineCount(text: string): number {
@@ -145,7 +149,7 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
     // go-yaml v2 refuses a surrogate escape (kubectl: "yaml: line 7: found invalid Unicode character
     // escape code"); js-yaml decodes it. A surrogate in the result and such an escape in the text is that.
     const escape = SURROGATE_ESCAPE.exec(part);
-    if (escape && values.some(holdsSurrogate)) {
+    if (escape && values.some((v) => holdsSurrogate(v))) {
       index++;
       const at = firstLine + lineCount(part.slice(0, escape.index)) + 1;
       yield { index, error: `line ${at}: invalid YAML: found invalid Unicode character escape code` };
