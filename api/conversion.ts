@@ -1,3 +1,4 @@
+import { stringifyJson } from '../crd/json-int64.ts';
 import { API_VERSION_V1, API_VERSION_V1ALPHA1, HOSTNAME_ANNOTATION } from './constants.ts';
 import type { ObjectMeta, StaticSiteV1, StaticSiteV1alpha1 } from './types.ts';
 
@@ -64,15 +65,15 @@ function checkReadFields(object: Record<string, unknown>): void {
  */
 export function convertStaticSite(object: unknown, desiredAPIVersion: string): StaticSiteV1 | StaticSiteV1alpha1 {
   if (!isRecord(object)) throw new ConversionError('object is not a JSON object');
-  if (object.kind !== 'StaticSite') throw new ConversionError(`unexpected kind ${JSON.stringify(object.kind)}`);
+  if (object.kind !== 'StaticSite') throw new ConversionError(`unexpected kind ${stringifyJson(object.kind)}`);
   if (!isRecord(object.metadata)) throw new ConversionError('object has no metadata');
   if (!isRecord(object.spec)) throw new ConversionError('object has no spec');
   const from = object.apiVersion;
   if (from !== API_VERSION_V1 && from !== API_VERSION_V1ALPHA1) {
-    throw new ConversionError(`unsupported apiVersion ${JSON.stringify(from)}`);
+    throw new ConversionError(`unsupported apiVersion ${stringifyJson(from)}`);
   }
   if (desiredAPIVersion !== API_VERSION_V1 && desiredAPIVersion !== API_VERSION_V1ALPHA1) {
-    throw new ConversionError(`unsupported desiredAPIVersion ${JSON.stringify(desiredAPIVersion)}`);
+    throw new ConversionError(`unsupported desiredAPIVersion ${stringifyJson(desiredAPIVersion)}`);
   }
   if (from === desiredAPIVersion) return object as unknown as StaticSiteV1 | StaticSiteV1alpha1;
   checkReadFields(object);

@@ -192,7 +192,7 @@ export function mutateText(rand: () => number, text: string): string {
     case 0:
       return text.slice(0, at);
     case 1:
-      return `${text.slice(0, at)}${pick(['{', '}', '[', ']', ',', ':', '"', '\\', '0', '-', 'e', 'null', '\u0000', '🙂'])}${text.slice(at)}`;
+      return `${text.slice(0, at)}${pick(['{', '}', '[', ']', ',', ':', '"', '\\', '0', '-', 'e', 'null', '\u0000', '🙂', '\\ud800'])}${text.slice(at)}`;
     case 2:
       return `${text.slice(0, at)}${text.slice(at + 1)}`;
     case 3: {
@@ -202,7 +202,7 @@ export function mutateText(rand: () => number, text: string): string {
     case 4:
       return text.replace(
         /:(-?\d+)([,}\]])/,
-        `:${pick(['9223372036854775808', '-0', '1e400', '00', '1.0', '0x10'])}$2`,
+        `:${pick(['9223372036854775808', '-0', '1e400', '00', '1.0', '0x10', '9007199254740993', '9223372036854775807', '-9223372036854775808', '-9223372036854775809', '"\\udc00"'])}$2`,
       );
     default:
       return text.replace('{', '{"uid":1,"uid":2,');

@@ -8,6 +8,7 @@ import {
   parseJsonInt64,
   stringifyJson,
 } from '../../crd/json-int64.ts';
+import { decide, siteDecisions } from '../../webhook/review/pipeline.ts';
 
 /**
  * Expected values are sigs.k8s.io/json's (convertNumber: ParseInt, then ParseFloat) and what
@@ -135,5 +136,30 @@ describe('JSON read as the API server reads it: the pre-scan and the exact path'
       expect(readJsonDocument('{"a":{"b":{}}}', 2)).to.equal(undefined);
       expect(read(' \n{"a":1}\n ')?.value).to.deep.equal({ a: 1 });
     });
+  });
+
+  it('the webhook names an exact integer where a string belongs in its refusals (found by the seeded fuzz suite: 500s)', () => {
+    const decisions = siteDecisions({ baseDomain: 'sites.test' });
+    const body = (text: string) => Buffer.from(text);
+    const contentType = 'application/json';
+    const admission = decide(decisions, {
+      path: '/mutate',
+      contentType,
+      body: body('{"apiVersion":"admission.k8s.io/v1","kind":9007199254740993,"request":{}}'),
+    });
+    expect(admission).to.deep.equal({
+      kind: 'failed',
+      code: 400,
+      message: 'expected kind "AdmissionReview", got 9007199254740993',
+    });
+    const conversion = decide(decisions, {
+      path: '/convert',
+      contentType,
+      body: body(
+        '{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"u","desiredAPIVersion":"staticsite.dev/v1","objects":[{"kind":-9223372036854775808}]}}',
+      ),
+    });
+    expect(conversion).to.have.property('kind', 'conversion');
+    expect(conversion).to.have.property('failure').that.includes('unexpected kind -9223372036854775808');
   });
 });

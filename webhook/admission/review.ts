@@ -1,5 +1,7 @@
 /** AdmissionReview v1 (and v1beta1, answered in kind): the parts this webhook reads and writes. */
 
+import { stringifyJson } from '../../crd/json-int64.ts';
+
 export const ADMISSION_API_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
 export type AdmissionApiVersion = (typeof ADMISSION_API_VERSIONS)[number];
 
@@ -78,12 +80,12 @@ export function parseAdmissionReview(body: unknown): { apiVersion: AdmissionApiV
   if (!isRecord(body)) throw new ReviewError(400, 'the body is not a JSON object: expected an AdmissionReview');
   const { apiVersion, kind, request } = body;
   if (kind !== 'AdmissionReview') {
-    throw new ReviewError(400, `expected kind "AdmissionReview", got ${JSON.stringify(kind ?? null)}`);
+    throw new ReviewError(400, `expected kind "AdmissionReview", got ${stringifyJson(kind ?? null)}`);
   }
   if (!ADMISSION_API_VERSIONS.includes(apiVersion as AdmissionApiVersion)) {
     throw new ReviewError(
       400,
-      `unsupported AdmissionReview apiVersion ${JSON.stringify(apiVersion ?? null)}: expected admission.k8s.io/v1 or admission.k8s.io/v1beta1`,
+      `unsupported AdmissionReview apiVersion ${stringifyJson(apiVersion ?? null)}: expected admission.k8s.io/v1 or admission.k8s.io/v1beta1`,
     );
   }
   if (!isRecord(request)) throw new ReviewError(400, 'AdmissionReview has no request');
@@ -93,7 +95,7 @@ export function parseAdmissionReview(body: unknown): { apiVersion: AdmissionApiV
   if (typeof request.operation !== 'string' || !OPERATIONS.has(request.operation)) {
     throw new ReviewError(
       400,
-      `AdmissionReview request has an unknown operation ${JSON.stringify(request.operation ?? null)}: expected CREATE, UPDATE, DELETE or CONNECT`,
+      `AdmissionReview request has an unknown operation ${stringifyJson(request.operation ?? null)}: expected CREATE, UPDATE, DELETE or CONNECT`,
     );
   }
   const gvk = request.kind;

@@ -1,5 +1,6 @@
 import { GROUP, KIND, SERVED_VERSIONS } from '../../api/index.ts';
 import { type CompiledCrdVersion, type FieldValidation, isJsonObject, type JsonObject } from '../../crd/index.ts';
+import { stringifyJson } from '../../crd/json-int64.ts';
 import { allowed, errored } from './responses.ts';
 import type { AdmissionRequest, AdmissionResponse } from './review.ts';
 import type { SiteSchemas } from './site-schemas.ts';
@@ -11,7 +12,7 @@ export function wrongTarget(request: AdmissionRequest, servedVersions: readonly 
     return `this webhook admits ${KIND}.${GROUP} objects, not ${kind}${group ? `.${group}` : ''}`;
   }
   if (!servedVersions.includes(version)) {
-    return `${KIND}.${GROUP} has no version ${JSON.stringify(version)}: served versions are ${servedVersions.join(', ')}`;
+    return `${KIND}.${GROUP} has no version ${stringifyJson(version)}: served versions are ${servedVersions.join(', ')}`;
   }
   return undefined;
 }

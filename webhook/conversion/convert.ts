@@ -1,4 +1,5 @@
 import { ConversionError, convertStaticSite } from '../../api/index.ts';
+import { stringifyJson } from '../../crd/json-int64.ts';
 import { boundMessage } from '../admission/bounds.ts';
 import { ReviewError } from '../admission/review.ts';
 
@@ -29,12 +30,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function parseConversionReview(body: unknown): ConversionRequest {
   if (!isRecord(body)) throw new ReviewError(400, 'the body is not a JSON object: expected a ConversionReview');
   if (body.kind !== 'ConversionReview') {
-    throw new ReviewError(400, `expected kind "ConversionReview", got ${JSON.stringify(body.kind ?? null)}`);
+    throw new ReviewError(400, `expected kind "ConversionReview", got ${stringifyJson(body.kind ?? null)}`);
   }
   if (body.apiVersion !== 'apiextensions.k8s.io/v1') {
     throw new ReviewError(
       400,
-      `unsupported ConversionReview apiVersion ${JSON.stringify(body.apiVersion ?? null)}: expected apiextensions.k8s.io/v1`,
+      `unsupported ConversionReview apiVersion ${stringifyJson(body.apiVersion ?? null)}: expected apiextensions.k8s.io/v1`,
     );
   }
   const request = body.request;
