@@ -33,7 +33,7 @@ import {
 } from '../../webhook/index.ts';
 import { compareWith, engineObservation, type Observation, toObservation } from '../fixtures/schema/parity-compare.ts';
 import { runBuiltCli } from '../support/built-cli.ts';
-import { startBareHttps } from '../support/loopback-servers.ts';
+import { startBareHttps, startLoopbackWebhook } from '../support/loopback-servers.ts';
 import { testCluster } from '../support/shared.ts';
 import { singleVersionCrd } from '../support/single-version-crd.ts';
 
@@ -319,6 +319,48 @@ describe('e2e: JSON text read exactly as kube-apiserver reads it', function () {
       await client.delete(`${VALIDATING_CONFIGS}/${validating.metadata.name}`);
       await uninstallCrd(client, CRD_NAME);
       await server.close();
+      await rm(certs.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('conversion: the shipped webhook server converts a stored int64 limit to v1alpha1 and back digit for digit', async () => {
+    const certs = await loopbackCerts();
+    const webhook = await startLoopbackWebhook(certs.dir, { logger: pino({ level: 'silent' }) });
+    const ns = 'json-exact-convert';
+    const v1 = `/apis/staticsite.dev/v1/namespaces/${ns}/staticsites`;
+    const v1alpha1 = `/apis/staticsite.dev/v1alpha1/namespaces/${ns}/staticsites`;
+    const cp = (await testCluster()).controlPlane;
+    try {
+      await cp.ensureNamespace(ns);
+      const convert = { url: `https://127.0.0.1:${webhook.port}/convert`, caBundle: certs.caBundle };
+      await installCrd(client, buildCrd({ conversionClientConfig: convert }));
+      const created = await client.must<{ metadata: Record<string, unknown> }>('POST', v1, {
+        apiVersion: 'staticsite.dev/v1',
+        kind: 'StaticSite',
+        metadata: { name: 'big' },
+        spec: { content: 'x', hostname: 'big.example.com' },
+      });
+      // status.observedGeneration is an int64 without bounds: the status subresource stores it as sent.
+      const status = `{"apiVersion":"staticsite.dev/v1","kind":"StaticSite","metadata":{"name":"big","resourceVersion":"${created.metadata.resourceVersion}"},"status":{"observedGeneration":9223372036854775807,"readyReplicas":1}}`;
+      const written = await client.put(`${v1}/big/status`, status);
+      expect(written.status, written.text).to.equal(200);
+      await eventually('v1alpha1 served through the conversion webhook', async () => {
+        const res = await client.get(`${v1alpha1}/big`);
+        return res.status === 200;
+      });
+      const read = await client.get(`${v1alpha1}/big`);
+      expect(read.text).to.include('"observedGeneration":9223372036854775807');
+      const back = parseJsonInt64(read.text) as { apiVersion: string; status: { observedGeneration: unknown } };
+      expect(back.apiVersion).to.equal('staticsite.dev/v1alpha1');
+      expect(back.status.observedGeneration).to.equal(9223372036854775807n);
+      // And a v1alpha1 write converted to v1 for storage keeps it too.
+      const again = await client.put(`${v1alpha1}/big`, read.text.replace('"content":"x"', '"content":"y"'));
+      expect(again.status, again.text).to.equal(200);
+      expect((await client.get(`${v1}/big`)).text).to.include('"observedGeneration":9223372036854775807');
+      await client.delete(`${v1}/big`);
+    } finally {
+      await uninstallCrd(client, CRD_NAME);
+      await webhook.close();
       await rm(certs.dir, { recursive: true, force: true });
     }
   });
