@@ -6,7 +6,8 @@ import type { CommandIO } from '../usage.ts';
 import { blockTabRefusal } from './block-tabs.ts';
 import { loadAllAsGoYaml } from './flow-indentation.ts';
 import { readJsonDocument, textDecodingOf } from './json-document.ts';
-import { KUBECTL_YAML_SCHEMA, UnsupportedValueError } from './yaml-scalars.ts';
+import { duplicateFieldsOf, recordPairs } from './yaml-mappings.ts';
+import { KUBECTL_YAML_SCHEMA, KUBECTL_YAML_SCHEMA_RECORDING, UnsupportedValueError } from './yaml-scalars.ts';
 
 export interface ValidateIO extends CommandIO {
   /** Reads all of standard input (for FILE `-`); defaults to process.stdin. */
@@ -122,8 +123,20 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
       return;
     }
     let values: unknown[];
+    let pairs: ReturnType<typeof recordPairs>['pairs'] | undefined;
     try {
-      const read = loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
+      let read: { values: unknown[]; text: string };
+      try {
+        read = loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
+      } catch (error) {
+        if (!(error instanceof YAMLException && error.reason === 'duplicated mapping key')) throw error;
+        // Read again keeping the last of each repeated key, as kubectl does, and name them (yaml-mappings.ts).
+        let recorded: { values: unknown[]; text: string };
+        ({ result: recorded, pairs } = recordPairs(() =>
+          loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA_RECORDING, maxDepth: MAX_DEPTH, json: true }),
+        ));
+        read = recorded;
+      }
       const tab = read.text.includes('\t') ? blockTabRefusal(read.text) : undefined;
       if (tab) {
         index++;
@@ -148,10 +161,10 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
     }
     // go-yaml v2 refuses a surrogate escape (kubectl: "yaml: line 7: found invalid Unicode character
     // escape code"); js-yaml decodes it. A surrogate in the result and such an escape in the text is that.
-    const escape = SURROGATE_ESCAPE.exec(part);
-    if (escape && values.some((v) => holdsSurrogate(v))) {
+    const surrogateEscape = SURROGATE_ESCAPE.exec(part);
+    if (surrogateEscape && values.some((v) => holdsSurrogate(v))) {
       index++;
-      const at = firstLine + lineCount(part.slice(0, escape.index)) + 1;
+      const at = firstLine + lineCount(part.slice(0, surrogateEscape.index)) + 1;
       yield { index, error: `line ${at}: invalid YAML: found invalid Unicode character escape code` };
       return;
     }
@@ -162,7 +175,9 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
         yield { index, error: 'invalid YAML: document contains excessive aliasing' };
         continue;
       }
-      yield { index, object: value };
+      yield pairs
+        ? { index, object: value, textDecoding: { duplicateFields: duplicateFieldsOf(value, pairs) } }
+        : { index, object: value };
     }
   }
   for await (const chunk of chunks) {

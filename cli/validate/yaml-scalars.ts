@@ -2,11 +2,13 @@ import {
   binaryTag,
   defineScalarTag,
   FAILSAFE_SCHEMA,
+  mapTag,
   mergeTag,
   NOT_RESOLVED,
   type ScalarTagDefinition,
   Schema,
 } from 'js-yaml';
+import { recordingMapTag } from './yaml-mappings.ts';
 
 /**
  * Plain YAML scalars resolved as kubectl resolves them. kubectl turns YAML into JSON with
@@ -127,8 +129,7 @@ function goTag<T>(
 const resolvedValue = (r: Resolved) => (r.kind === 'str' ? undefined : r.value);
 
 /** The schema kubectl reads YAML with: strings, sequences, mappings, and the scalars above. */
-export const KUBECTL_YAML_SCHEMA = new Schema([
-  ...FAILSAFE_SCHEMA.tags,
+const KUBECTL_SCALAR_TAGS = [
   goTag('null', ['null'], ['', '~', 'n', 'N'], () => null),
   goTag('bool', ['bool'], ['y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O'], (r) => resolvedValue(r) as boolean),
   goTag('int', ['int'], DIGIT_FIRST, (r) => resolvedValue(r) as number | bigint),
@@ -143,4 +144,16 @@ export const KUBECTL_YAML_SCHEMA = new Schema([
     },
     identify: () => false,
   }),
+];
+
+export const KUBECTL_YAML_SCHEMA = new Schema([...FAILSAFE_SCHEMA.tags, ...KUBECTL_SCALAR_TAGS]);
+
+/**
+ * The same, with mappings that record the pairs written (yaml-mappings.ts): for the second reading
+ * of a document with a repeated key only, as the recording costs every load about 12 %.
+ */
+export const KUBECTL_YAML_SCHEMA_RECORDING = new Schema([
+  ...FAILSAFE_SCHEMA.tags.filter((tag) => tag !== mapTag),
+  recordingMapTag,
+  ...KUBECTL_SCALAR_TAGS,
 ]);

@@ -234,6 +234,32 @@ describe('e2e: JSON text read exactly as kube-apiserver reads it', function () {
     ]);
   });
 
+  it("YAML repeated keys: kubectl keeps the last; in each field validation the server's answer to the same keys in JSON", async () => {
+    const yaml = `apiVersion: ${GROUP}/v1\nkind: Num\nmetadata:\n  name: first\n  name: nn\nspec:\n  i: 1\n  s: x\n  i: 2\n  kept:\n    a: 1\n    a:\n      b: 1\n      b: 2\n    base: &base {p: 1}\n    m:\n      <<: *base\n      p: 3\n  kept:\n    z: 9007199254740993\n  set: [{q: 1, q: 2}]\n`;
+    // The same keys in JSON; a key merged from `<<` and then written is no repetition, to go-yaml either.
+    const json = objectText(
+      '{"i":1,"s":"x","i":2,"kept":{"a":1,"a":{"b":1,"b":2},"base":{"p":1},"m":{"p":3}},"kept":{"z":9007199254740993},"set":[{"q":1,"q":2}]}',
+      '{"name":"first","name":"nn"}',
+    );
+    const cp = (await testCluster()).controlPlane;
+    const kubectl = await cp.kubectl(['create', '--dry-run=client', '-o', 'json', '-f', '-'], yaml);
+    expect(kubectl.code, kubectl.stderr).to.equal(0);
+    const documents = [];
+    for await (const d of documentsOf([yaml])) documents.push(d);
+    const [document] = documents;
+    if (!document || !('object' in document)) throw new Error(`not read: ${JSON.stringify(document)}`);
+    // kubectl keeps the last of each: the same spec (its keys sorted, as Go writes a map).
+    const specOf = (o: unknown) => stringifyJson(sortedKeys((o as { spec: unknown }).spec));
+    expect(specOf(document.object)).to.equal(specOf(parseJsonInt64(kubectl.stdout)));
+    for (const mode of ['Strict', 'Warn', 'Ignore'] as const) {
+      const engine = engineObservation(
+        admit(compiled, document.object, { namespace: NS, fieldValidation: mode, textDecoding: document.textDecoding }),
+      );
+      const result = await compareWith(engine, () => post(json, mode), 4);
+      expect(result.verdict, `${mode}\n${result.differences.join('\n')}`).to.not.equal('different');
+    }
+  });
+
   it('staticsite validate (the built CLI) prints what the server answered, in each field validation', async () => {
     const crdFile = join(dir, 'crd.json');
     await writeFile(crdFile, JSON.stringify(crd));

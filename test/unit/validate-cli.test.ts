@@ -34,7 +34,7 @@ describe('cli: staticsite validate', () => {
     );
     await writeFile(file('unknown.yaml'), dump(site('shop', { content: 'x', colour: 'red' })));
     await writeFile(file('broken.yaml'), 'apiVersion: v1\nkind: [StaticSite\nmetadata: {}\n');
-    await writeFile(file('dupkeys.yaml'), 'kind: A\nkind: B\n');
+    await writeFile(file('dupkeys.yaml'), `${dump(site('shop', { content: 'x' }))}spec:\n  content: y\n  content: z\n`);
     await writeFile(file('crd.yaml'), dump(buildCrd({ withoutCelRules: true })));
     await writeFile(file('not-a-crd.yaml'), 'kind: ConfigMap\n');
     await writeFile(
@@ -191,12 +191,21 @@ describe('cli: staticsite validate', () => {
       expect(r.stdout).to.match(/Summary: 2 objects in 2 files: 1 valid, 0 invalid, 1 error, 0 skipped\n$/);
     });
 
-    it('duplicate keys', async () => {
-      const r = await cli(['validate', file('dupkeys.yaml')]);
-      expect(r.code).to.equal(2);
-      expect(r.stdout.split('\n')[0]).to.equal(
-        `${file('dupkeys.yaml')}: document 1: error: line 2, column 1: invalid YAML: duplicated mapping key`,
-      );
+    it('duplicate keys: the last one counts (as kubectl reads YAML), named as the server names them in JSON', async () => {
+      const strict = await cli(['validate', '-o', 'json', file('dupkeys.yaml')]);
+      expect(strict.code).to.equal(1);
+      expect(JSON.parse(strict.stdout)).to.deep.include({
+        code: 400,
+        message:
+          'StaticSite in version "v1" cannot be handled as a StaticSite: strict decoding error: duplicate field "spec", duplicate field "spec.content"',
+      });
+      const warn = await cli(['validate', '--field-validation', 'Warn', '-o', 'json', file('dupkeys.yaml')]);
+      expect(warn.code).to.equal(0);
+      const line = JSON.parse(warn.stdout) as { warnings: string[]; object: { spec: { content: string } } };
+      expect(line.warnings).to.deep.equal(['duplicate field "spec"', 'duplicate field "spec.content"']);
+      expect(line.object.spec.content).to.equal('z');
+      const ignore = await cli(['validate', '--field-validation', 'Ignore', file('dupkeys.yaml')]);
+      expect(ignore.code).to.equal(0);
     });
 
     it('bad JSON on standard input', async () => {
