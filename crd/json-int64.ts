@@ -5,8 +5,8 @@
  * representation of an exact int64, which CEL's int already is) and written back with its digits
  * through JSON.rawJSON.
  *
- * Reading: `JSON.parse(text, exactIntegers)`, after `mayHoldInexactIntegers(text)` said it is
- * needed (the reviver costs a call per value; the scan does not).
+ * Reading: parseJsonInt64, which takes the reviver only when mayHoldInexactIntegers finds a run of
+ * 16 digits (the reviver costs a call per value; the scan does not). Writing: stringifyJson.
  */
 
 export const INT64_MIN = -(2n ** 63n);
@@ -50,7 +50,7 @@ export function int64OrFloat(literal: string): number | bigint {
 }
 
 /** A JSON.parse reviver keeping every int64 exact (see int64OrFloat). */
-export const exactIntegers = ((_key, value, context) =>
+const exactIntegers = ((_key, value, context) =>
   typeof value === 'number' && !Number.isSafeInteger(value) && context.source !== undefined
     ? int64OrFloat(context.source)
     : value) as SourceReviver as Parameters<typeof JSON.parse>[1];
@@ -58,11 +58,6 @@ export const exactIntegers = ((_key, value, context) =>
 /** JSON.parse keeping every int64 exact, taking the reviver only when the text may need it. */
 export function parseJsonInt64(text: string): unknown {
   return mayHoldInexactIntegers(text) ? JSON.parse(text, exactIntegers) : JSON.parse(text);
-}
-
-/** The int64 a decoded value holds, if it holds one: a BigInt, or an integral number inside int64. */
-export function isBigInt64(value: unknown): value is bigint {
-  return typeof value === 'bigint';
 }
 
 const bigintAsRaw = (_key: string, value: unknown) => (typeof value === 'bigint' ? rawJSON(value.toString()) : value);

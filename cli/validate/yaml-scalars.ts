@@ -8,6 +8,7 @@ import {
   type ScalarTagDefinition,
   Schema,
 } from 'js-yaml';
+import { INT64_MAX, INT64_MIN } from '../../crd/json-int64.ts';
 import { recordingMapTag } from './yaml-mappings.ts';
 
 /**
@@ -49,8 +50,6 @@ const GO_INT = /^[+-]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][
 const GO_YAML_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
 /** A decimal that a double holds exactly, the common case, read without BigInt. */
 const SMALL_DECIMAL = /^[+-]?[1-9][0-9]{0,14}$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 
 /**
