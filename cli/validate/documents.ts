@@ -96,6 +96,28 @@ function holdsSurrogate(value: unknown, seen = new Set<object>()): boolean {
   return Object.entries(value).some(([k, v]) => SURROGATE.test(k) || holdsSurrogate(v, seen));
 }
 
+interface YamlRead {
+  values: unknown[];
+  /** The text as read: lines js-yaml refused for their indentation, widened (flow-indentation.ts). */
+  text: string;
+}
+
+/**
+ * A part's documents as go-yaml v2 reads them. A repeated key is read again keeping the last of each,
+ * as kubectl does, with every pair recorded so that the repeated keys can be named (yaml-mappings.ts).
+ */
+function readYaml(part: string): { read: YamlRead; pairs?: ReturnType<typeof recordPairs>['pairs'] } {
+  try {
+    return { read: loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH }) };
+  } catch (error) {
+    if (!(error instanceof YAMLException && error.reason === 'duplicated mapping key')) throw error;
+    const { result, pairs } = recordPairs(() =>
+      loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA_RECORDING, maxDepth: MAX_DEPTH, json: true }),
+    );
+    return { read: result, pairs };
+  }
+}
+
 function lineCount(text: string): number {
   let lines = 0;
   for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
@@ -125,18 +147,8 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
     let values: unknown[];
     let pairs: ReturnType<typeof recordPairs>['pairs'] | undefined;
     try {
-      let read: { values: unknown[]; text: string };
-      try {
-        read = loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA, maxDepth: MAX_DEPTH });
-      } catch (error) {
-        if (!(error instanceof YAMLException && error.reason === 'duplicated mapping key')) throw error;
-        // Read again keeping the last of each repeated key, as kubectl does, and name them (yaml-mappings.ts).
-        let recorded: { values: unknown[]; text: string };
-        ({ result: recorded, pairs } = recordPairs(() =>
-          loadAllAsGoYaml(part, { schema: KUBECTL_YAML_SCHEMA_RECORDING, maxDepth: MAX_DEPTH, json: true }),
-        ));
-        read = recorded;
-      }
+      let read: YamlRead;
+      ({ read, pairs } = readYaml(part));
       const tab = read.text.includes('\t') ? blockTabRefusal(read.text) : undefined;
       if (tab) {
         index++;
