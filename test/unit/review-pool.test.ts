@@ -121,11 +121,15 @@ describe('webhook: the review pool (scripted workers)', function () {
   });
 
   it('a worker idle for idleMs stops, is not counted as replaced, and starts again for the next review', async () => {
-    const { reviews, replaced } = pool({ workers: 2, idleMs: 100 });
+    // idleMs long enough that the first worker, done, does not retire while the second one starts on
+    // a loaded machine; the retirement itself is waited for, not timed.
+    const { reviews, replaced } = pool({ workers: 2, idleMs: 1_000 });
     await reviews.start();
     try {
       expect(reviews.readyWorkers).to.equal(2);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (const until = Date.now() + 10_000; reviews.readyWorkers > 0 && Date.now() < until; ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       expect(reviews.readyWorkers, 'both retired').to.equal(0);
       expect(reviews.available, 'a review sent now still gets a worker').to.equal(true);
       const answers = await Promise.all([reviews.evaluate(task('answer')), reviews.evaluate(task('sleep:50'))]);
