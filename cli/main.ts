@@ -4,9 +4,12 @@ import { readFileSync, realpathSync } from 'node:fs';
 import module from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { watchParent } from '../process/parent-watch.ts';
 import { buildCommit } from './build-commit.ts';
+import { enableCompileCache } from './compile-cache.ts';
 import { packageRoot } from './package-root.ts';
+import { tuneForShortRun } from './short-run.ts';
 import { type Command, type CommandIO, UsageError } from './usage.ts';
 
 /** A command's module: its run, its usage line (printed with a usage error) and its flags for `--help`. */
@@ -16,10 +19,13 @@ export interface LoadedCommand {
   help: string;
 }
 
-/** Each command's module loads only when that command runs: a certs Job does not pay for the controller. */
-export type CommandTable = Record<string, { summary: string; load: () => Promise<LoadedCommand> }>;
+/**
+ * Each command's module loads only when that command runs: a certs Job does not pay for the controller.
+ * `shortRun`: a command whose start is most of its cost (short-run.ts).
+ */
+export type CommandTable = Record<string, { summary: string; load: () => Promise<LoadedCommand>; shortRun?: boolean }>;
 
-const COMMANDS: CommandTable = {
+export const COMMANDS: CommandTable = {
   cel: { summary: 'evaluate a CEL expression as the API server does', load: () => import('./cel-command.ts') },
   certs: { summary: 'issue, store, inject and rotate the webhook TLS', load: () => import('./certs-command.ts') },
   compare: {
@@ -40,6 +46,7 @@ const COMMANDS: CommandTable = {
   validate: {
     summary: 'admit objects as the API server would (prune, default, validate)',
     load: () => import('./validate-command.ts'),
+    shortRun: true,
   },
   webhook: {
     summary: 'serve the admission and conversion webhook over HTTPS',
@@ -116,10 +123,10 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
-  // Compiled modules are cached on disk (os.tmpdir()/node-compile-cache, keyed by content and Node
-  // version): a repeated run, as in a pre-commit hook, skips most of the module compilation. Where
-  // the directory is not writable the cache is simply off.
-  module.enableCompileCache?.();
+  // A repeated run, as in a pre-commit hook, skips most of the module compilation.
+  const name = process.argv[2] ?? '';
+  if (Object.hasOwn(COMMANDS, name) && COMMANDS[name]?.shortRun) tuneForShortRun(setFlagsFromString);
+  enableCompileCache(module.enableCompileCache);
   watchParent(
     process.env,
     () => process.ppid,

@@ -112,7 +112,7 @@ async function validate(args: string[], io: ValidateIO): Promise<number> {
     cache: new CrdCache(cacheDir, runningBuildId()),
   });
   const oldObject =
-    values.old === undefined ? undefined : (await parseDocuments(await readText(values.old, io), values.old))[0];
+    values.old === undefined ? undefined : parseDocuments(await readText(values.old, io), values.old)[0];
   const run: Run = {
     schemas,
     fieldValidation,

@@ -38,9 +38,23 @@ export async function readText(path: string, io: ValidateIO): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(`${path}: cannot read file${code ? ` (${code})` : ''}`);
+    throw unreadable(path, error);
   }
+}
+
+/** The bytes of a file, read at once (CRD files: their cache key is the bytes' hash; the text is decoded only on a miss). */
+export async function readBytes(path: string, io: ValidateIO): Promise<Buffer> {
+  if (path === '-') return Buffer.from(await (io.readStdin ?? readStdin)(), 'utf8');
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw unreadable(path, error);
+  }
+}
+
+function unreadable(path: string, error: unknown): InputError {
+  const code = (error as NodeJS.ErrnoException).code;
+  return new InputError(`${path}: cannot read file${code ? ` (${code})` : ''}`);
 }
 
 /**
@@ -125,23 +139,41 @@ function lineCount(text: string): number {
 }
 
 /**
- * The documents of a text read in chunks, one at a time. The text is cut at the lines that start a
- * document, each part read with kubectl's scalar resolution (yaml-scalars.ts), so memory follows the
- * largest document rather than the file, and a document that does not parse is reported (line and
- * column in the file) without hiding the documents after it. Empty documents keep their index but
- * yield nothing.
+ * Cuts a text read in chunks at the lines that start a document, each part read with kubectl's scalar
+ * resolution (yaml-scalars.ts), so memory follows the largest document rather than the file, and a
+ * document that does not parse is reported (line and column in the file) without hiding the documents
+ * after it. Empty documents keep their index but yield nothing.
  */
-export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<string>): AsyncGenerator<ParsedDocument> {
-  let pending = '';
-  let line = 0;
-  let index = 0;
-  function* documents(part: string): Generator<ParsedDocument> {
-    const firstLine = line;
-    line += lineCount(part);
+class DocumentCutter {
+  private pending = '';
+  private line = 0;
+  private index = 0;
+
+  /** The documents a new chunk completes. */
+  *push(chunk: string): Generator<ParsedDocument> {
+    this.pending += chunk;
+    // Cut before each document start whose line is complete; keep the rest for the next chunk.
+    let cut = 0;
+    for (const match of this.pending.matchAll(DOCUMENT_START)) {
+      if (match.index === 0 || match.index + 3 >= this.pending.length) continue;
+      yield* this.documents(this.pending.slice(cut, match.index));
+      cut = match.index;
+    }
+    this.pending = this.pending.slice(cut);
+  }
+
+  /** The documents left at the end of the text. */
+  end(): Generator<ParsedDocument> {
+    return this.documents(this.pending);
+  }
+
+  private *documents(part: string): Generator<ParsedDocument> {
+    const firstLine = this.line;
+    this.line += lineCount(part);
     const json = JSON_OBJECT_DOCUMENT.test(part) ? readJsonDocument(part.replace(/^\s*---/, ''), MAX_DEPTH) : undefined;
     if (json) {
-      index++;
-      yield { index, object: json.value, textDecoding: textDecodingOf(json) };
+      this.index++;
+      yield { index: this.index, object: json.value, textDecoding: textDecodingOf(json) };
       return;
     }
     let values: unknown[];
@@ -151,23 +183,23 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
       ({ read, pairs } = readYaml(part));
       const tab = read.text.includes('\t') ? blockTabRefusal(read.text) : undefined;
       if (tab) {
-        index++;
+        this.index++;
         const before = read.text.slice(0, tab.position);
         const column = tab.position - (before.lastIndexOf('\n') + 1);
         yield {
-          index,
+          index: this.index,
           error: `line ${firstLine + lineCount(before) + 1}, column ${column + 1}: invalid YAML: ${tab.reason}`,
         };
         return;
       }
       values = read.values;
     } catch (error) {
-      index++;
+      this.index++;
       if (error instanceof YAMLException) {
         const at = error.mark ? `line ${firstLine + error.mark.line + 1}, column ${error.mark.column + 1}: ` : '';
-        yield { index, error: `${at}invalid YAML: ${error.reason}` };
+        yield { index: this.index, error: `${at}invalid YAML: ${error.reason}` };
       } else if (error instanceof UnsupportedValueError) {
-        yield { index, error: error.message };
+        yield { index: this.index, error: error.message };
       } else throw error;
       return;
     }
@@ -175,41 +207,37 @@ export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<stri
     // escape code"); js-yaml decodes it. A surrogate in the result and such an escape in the text is that.
     const surrogateEscape = SURROGATE_ESCAPE.exec(part);
     if (surrogateEscape && values.some((v) => holdsSurrogate(v))) {
-      index++;
+      this.index++;
       const at = firstLine + lineCount(part.slice(0, surrogateEscape.index)) + 1;
-      yield { index, error: `line ${at}: invalid YAML: found invalid Unicode character escape code` };
+      yield { index: this.index, error: `line ${at}: invalid YAML: found invalid Unicode character escape code` };
       return;
     }
     for (const value of values) {
-      index++;
+      this.index++;
       if (value === null || value === undefined) continue;
       if (part.includes('*') && excessiveAliasing(value)) {
-        yield { index, error: 'invalid YAML: document contains excessive aliasing' };
+        yield { index: this.index, error: 'invalid YAML: document contains excessive aliasing' };
         continue;
       }
       yield pairs
-        ? { index, object: value, textDecoding: { duplicateFields: duplicateFieldsOf(value, pairs) } }
-        : { index, object: value };
+        ? { index: this.index, object: value, textDecoding: { duplicateFields: duplicateFieldsOf(value, pairs) } }
+        : { index: this.index, object: value };
     }
   }
-  for await (const chunk of chunks) {
-    pending += chunk;
-    // Cut before each document start whose line is complete; keep the rest for the next chunk.
-    let cut = 0;
-    for (const match of pending.matchAll(DOCUMENT_START)) {
-      if (match.index === 0 || match.index + 3 >= pending.length) continue;
-      yield* documents(pending.slice(cut, match.index));
-      cut = match.index;
-    }
-    pending = pending.slice(cut);
-  }
-  yield* documents(pending);
+}
+
+/** The documents of a text read in chunks, one at a time (DocumentCutter). */
+export async function* documentsOf(chunks: AsyncIterable<string> | Iterable<string>): AsyncGenerator<ParsedDocument> {
+  const cutter = new DocumentCutter();
+  for await (const chunk of chunks) yield* cutter.push(chunk);
+  yield* cutter.end();
 }
 
 /** The objects of a whole text; the first document that does not parse is an input error. */
-export async function parseDocuments(text: string, name: string): Promise<unknown[]> {
+export function parseDocuments(text: string, name: string): unknown[] {
   const out: unknown[] = [];
-  for await (const document of documentsOf([text])) {
+  const cutter = new DocumentCutter();
+  for (const document of [...cutter.push(text), ...cutter.end()]) {
     if ('error' in document) throw new InputError(`${name}: document ${document.index}: ${document.error}`);
     out.push(document.object);
   }

@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { buildCrd, type CustomResourceDefinition } from '../../api/index.ts';
+import { buildCrd, type CustomResourceDefinition, GROUP, KIND } from '../../api/index.ts';
 import { type CelEnvironment, type CompiledCrdVersion, compileCrdVersion } from '../../crd/index.ts';
 import { stringifyJson } from '../../crd/json-int64.ts';
-import type { CrdCache } from './crd-cache.ts';
-import { InputError, parseDocuments, readText, type ValidateIO } from './documents.ts';
+import type { CrdCache, LazyCrd } from './crd-cache.ts';
+import { InputError, parseDocuments, readBytes, type ValidateIO } from './documents.ts';
 import { expandPaths } from './inputs.ts';
 
 export interface SchemaSetOptions {
@@ -24,16 +24,13 @@ interface Typed {
  */
 const withDoubles = (documents: unknown[]): unknown[] => JSON.parse(stringifyJson(documents)) as unknown[];
 
-const isCrd = (d: unknown): d is CustomResourceDefinition =>
-  (d as { kind?: unknown } | null)?.kind === 'CustomResourceDefinition';
-
 /**
  * The CRDs objects are admitted with, by group and kind: the StaticSite CRD built in, then every
  * CustomResourceDefinition in the --crd files and directories (a later one replaces an earlier one
  * of the same group and kind; files of a directory without any are skipped with a note). Each version compiles once, on first use.
  */
 export class SchemaSet {
-  private readonly byGroupKind = new Map<string, CustomResourceDefinition>();
+  private readonly byGroupKind = new Map<string, LazyCrd>();
   private readonly compiled = new Map<string, CompiledCrdVersion>();
   private readonly environment: CelEnvironment;
   private readonly forcedVersion: string | undefined;
@@ -47,14 +44,14 @@ export class SchemaSet {
 
   static async load(crdPaths: readonly string[], io: ValidateIO, options: SchemaSetOptions): Promise<SchemaSet> {
     const set = new SchemaSet(options);
-    set.add(buildCrd());
+    let builtIn: CustomResourceDefinition | undefined;
+    set.add({ group: GROUP, kind: KIND, load: () => (builtIn ??= buildCrd()) });
     for (const path of crdPaths) {
       // A folder of CRDs often holds other manifests too (Gateway API ships an admission policy beside
       // its CRDs): a file found there without a CRD is skipped with a note; a file named is an error.
       const named = path === '-' || !(await stat(path).catch(() => undefined))?.isDirectory();
       for (const file of await expandPaths([path])) {
-        const text = await readText(file, io);
-        const crds = await set.cache.documents(text, () => parseDocuments(text, file).then(withDoubles), isCrd);
+        const crds = set.cache.crds(await readBytes(file, io), (text) => withDoubles(parseDocuments(text, file)));
         if (crds.length === 0 && named) throw new InputError(`${file}: no CustomResourceDefinition in the file`);
         if (crds.length === 0) io.stderr(`staticsite validate: note: ${file}: no CustomResourceDefinition, skipped\n`);
         for (const crd of crds) set.add(crd);
@@ -63,8 +60,8 @@ export class SchemaSet {
     return set;
   }
 
-  private add(crd: CustomResourceDefinition): void {
-    this.byGroupKind.set(`${crd.spec.group}/${crd.spec.names.kind}`, crd);
+  private add(crd: LazyCrd): void {
+    this.byGroupKind.set(`${crd.group}/${crd.kind}`, crd);
   }
 
   /** The compiled version an object is admitted with, or undefined when no CRD has its kind. */
@@ -73,7 +70,7 @@ export class SchemaSet {
     if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
     const slash = apiVersion.indexOf('/');
     const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-    const crd = this.byGroupKind.get(`${group}/${kind}`);
+    const crd = this.byGroupKind.get(`${group}/${kind}`)?.load();
     if (!crd) return undefined;
     const served = apiVersion.slice(slash + 1);
     // --version, else the object's version when the CRD has it, else the storage version.

@@ -25,7 +25,10 @@ export interface GoRegexp {
   findAll(s: string, limit: number): string[];
 }
 
-/** Patterns Kubernetes itself uses, with a V8 RegExp that matches exactly the same strings. */
+/**
+ * Patterns Kubernetes and Gateway API use, with a V8 RegExp that matches exactly the same strings
+ * (test/unit/go-regexp.test.ts holds each to re2js on generated strings).
+ */
 const KNOWN_SAFE: ReadonlyMap<string, RegExp> = new Map([
   // DNS-1123 label and subdomain (apimachinery validation.go), the CEL hostname rule of StaticSite.
   ['^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/],
@@ -39,6 +42,20 @@ const KNOWN_SAFE: ReadonlyMap<string, RegExp> = new Map([
     '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
     /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
   ],
+  // Gateway API (v1.x): Group (empty or a subdomain), Kind, Hostname, HTTP header name, and the path
+  // characters its HTTPRoute rules check with matches(). Met by nearly every route, so a route is
+  // validated without the first re2js compile's warm-up.
+  [
+    '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+    /^$|^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/,
+  ],
+  ['^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$', /^[a-zA-Z](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?$/],
+  [
+    '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+    /^(?:\*\.)?[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/,
+  ],
+  ["^[A-Za-z0-9!#$%&'*+\\-.^_\\x60|~]+$", /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/],
+  ["^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$", /^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|%[0-9a-fA-F]{2})+$/],
 ]);
 
 /** The patterns whose matching runs on V8 rather than on the linear-time engine. */

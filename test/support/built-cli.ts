@@ -9,11 +9,18 @@ export interface CliRun {
   ms: number;
 }
 
-/** The built CLI as a user runs it: `node [nodeArgs] dist/bin/staticsite.js args...`, with `stdin` given. */
-export function runBuiltCli(args: string[], options: { stdin?: string; nodeArgs?: string[] } = {}): Promise<CliRun> {
+/**
+ * The built CLI as a user runs it: `node [nodeArgs] dist/bin/staticsite.js args...`, with `stdin` given and
+ * `env` over this process's environment.
+ */
+export function runBuiltCli(
+  args: string[],
+  options: { stdin?: string; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliRun> {
   const started = performance.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), builtCli(), ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
   let stdout = '';
   let stderr = '';
