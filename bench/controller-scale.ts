@@ -17,7 +17,9 @@
  * Run: PATH=$PWD/node_modules/.bin:$PATH node bench/controller-scale.ts [sites] [workers] [qps]
  * BENCH_KCM_QPS (default 200) sets kube-controller-manager's client QPS (its own default is 20),
  * so that its Deployment and ReplicaSet controllers do not pace the run; the node simulator has no
- * limit. BENCH_SETTLED_SECONDS (default 60) is the settled window.
+ * limit. BENCH_SETTLED_SECONDS (default 60) is the settled window. BENCH_CONTROLLER=baseline runs the
+ * baseline's built controller (bench/baseline.ts: the last release, or BENCH_BASELINE) with everything
+ * else the working tree's, for a comparison on the same machine.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,6 +31,7 @@ import type { KubeHttp } from '../devenv/kube-http.ts';
 import { NodeSimulator } from '../devenv/node-simulator.ts';
 import { builtCli } from '../devenv/webhook-process.ts';
 import { ControllerProcess } from '../test/support/controller-harness.ts';
+import { baselineCli, baselineTree } from './baseline.ts';
 import { applyRbac, benchOptions, createRetrying, registeredWebhook } from './scale/cluster.ts';
 import {
   currentRss,
@@ -170,8 +173,16 @@ function memoryProfile(metrics: string) {
   };
 }
 
+/** BENCH_API_BASELINE=off skips the API server's own pace (a memory run at 10,000 sites saves 26 minutes). */
+const API_BASELINE = process.env.BENCH_API_BASELINE !== 'off';
+
 /** How often the progress polls list every site: each list costs the API server, so less often at 10,000. */
 const POLL_MS = Math.max(2000, SITES / 2);
+
+const baseline = process.env.BENCH_CONTROLLER === 'baseline' ? baselineTree() : undefined;
+if (process.env.BENCH_CONTROLLER === 'baseline' && !baseline) throw new Error('BENCH_CONTROLLER=baseline: no baseline');
+const controllerCli = baseline ? baselineCli(baseline) : builtCli();
+log(`controller: ${baseline ? `the baseline ${baseline.label}` : 'the working tree'} (${controllerCli})`);
 
 const cp = await new ControlPlane({ controllerManagerQps: KCM_QPS }).start();
 const nodes = new NodeSimulator(cp.admin, { resyncMs: 30_000 });
@@ -197,7 +208,7 @@ try {
     const c = await ControllerProcess.start({
       controlPlane: cp,
       identity,
-      cli: builtCli(),
+      cli: controllerCli,
       kubeconfig,
       logDir,
       args: [
@@ -338,19 +349,23 @@ try {
   };
   await c.stop();
   controller = undefined;
-  const baselineStarted = performance.now();
-  await pool(siteNames('site'), 32, async (name) => {
-    await cp.admin.must('POST', sitesPath(BASELINE_NS), siteBody(name, BASELINE_NS));
-    for (const t of templates) await cp.admin.must('POST', collection(t), asBaseline(t, name));
-  });
-  const baselineSeconds = await allAvailable(cp.admin, BASELINE_NS, baselineStarted);
-  log(`baseline: every Deployment available after ${baselineSeconds} s`);
+  let baselineSeconds = Number.NaN;
+  if (API_BASELINE) {
+    const baselineStarted = performance.now();
+    await pool(siteNames('site'), 32, async (name) => {
+      await cp.admin.must('POST', sitesPath(BASELINE_NS), siteBody(name, BASELINE_NS));
+      for (const t of templates) await cp.admin.must('POST', collection(t), asBaseline(t, name));
+    });
+    baselineSeconds = await allAvailable(cp.admin, BASELINE_NS, baselineStarted);
+    log(`baseline: every Deployment available after ${baselineSeconds} s`);
+  }
 
   const summary = requestSummary(requests);
   const records = (await readdir(recordsDir)).filter((f) => f.endsWith('.json')).length;
   const perSite = (n: number) => +(n / SITES).toFixed(2);
   const result = {
     ...(await runHeader({ sites: SITES, workers: WORKERS, qps: QPS, controllerManagerQps: KCM_QPS })),
+    controller: baseline ? baseline.label : 'working tree',
     createSeconds,
     createRetries,
     convergeSeconds,

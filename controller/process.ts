@@ -15,6 +15,8 @@ import {
 import type { LogContext } from '../observability/process-logger.ts';
 import { childRegistry } from './child-registry.ts';
 import { ControllerManager, LEASE_NAME, type ManagerConfig, type ManagerDeps, type RunEnd } from './manager.ts';
+import { MemoryReclaimer } from './memory-reclaim.ts';
+import { memoryReducingGc } from './memory-reducing-gc.ts';
 import { ApiEventRecorder } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
 import { ControllerMetrics } from './observability/metrics.ts';
@@ -215,6 +217,19 @@ async function connectApis(connection: Connection, fences: ManagerDeps['fences']
   };
 }
 
+/** Gives the memory of a burst back once the reconciles go quiet (memory-reclaim.ts). */
+function startMemoryReclaim(clock: SystemClock, metrics: ControllerMetrics, logger: Logger): MemoryReclaimer {
+  const reclaimer = new MemoryReclaimer({
+    clock,
+    workDone: () => metrics.reconciles,
+    reclaim: memoryReducingGc(),
+    reclaimed: ({ ms, work }) =>
+      logger.info({ ms: Math.round(ms), reconciles: work }, 'memory given back after a burst'),
+  });
+  reclaimer.start();
+  return reclaimer;
+}
+
 /** Builds the whole controller process from options: API client, stores, manager and the probes server. */
 export async function startController(
   options: ControllerProcessOptions,
@@ -282,11 +297,13 @@ export async function startController(
     },
     'staticsite controller starting',
   );
+  const reclaimer = startMemoryReclaim(clock, metrics, logger);
   const stopper = new AbortController();
   const done = (async () => {
     try {
       return await manager.run(stopper.signal);
     } finally {
+      reclaimer.stop();
       await events.flush();
       await servers.close();
       apis.close();

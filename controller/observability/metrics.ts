@@ -76,6 +76,7 @@ const INFORMER_VALUES: ReadonlyArray<[gauge: keyof typeof SCRAPED, value: (h: In
 export class ControllerMetrics extends metricsClass(METRICS) {
   /** When each key now being processed was taken, and when each due key was added (client-go's maps). */
   private readonly processingSince = new Map<string, number>();
+  private reconcileCount = 0;
   private readonly addedAt = new Map<string, number>();
   private now: () => number = () => Date.now();
   private informers: () => InformerHealth[] = () => [];
@@ -172,7 +173,13 @@ export class ControllerMetrics extends metricsClass(METRICS) {
     this.reconcileErrors.inc({ controller: CONTROLLER }, 0);
   }
 
+  /** Reconciles finished so far, any result (read without a scrape). */
+  get reconciles(): number {
+    return this.reconcileCount;
+  }
+
   reconciled(result: 'success' | 'error' | 'requeue_after', seconds: number): void {
+    this.reconcileCount++;
     this.reconcileTotal.inc({ controller: CONTROLLER, result });
     if (result === 'error') this.reconcileErrors.inc({ controller: CONTROLLER });
     this.reconcileTime.observe({ controller: CONTROLLER }, seconds);
