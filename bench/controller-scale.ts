@@ -147,6 +147,16 @@ async function resourceVersions(admin: KubeHttp): Promise<Map<string, string>> {
   return versions;
 }
 
+/** Relists and watch restarts so far, by informer and reason (beyond the initial lists). */
+function informerCounts(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of metrics.matchAll(/^staticsite_informer_(relists|watch_restarts)_total\{([^}]*)\} (\S+)/gm)) {
+    const [, what, labels = '', value] = m;
+    if (Number(value) > 0 && !labels.includes('reason="initial"')) out[`${what} ${labels}`] = Number(value);
+  }
+  return out;
+}
+
 function heapUsed(metrics: string): number {
   return Number(/^nodejs_heap_size_used_bytes (\S+)/m.exec(metrics)?.[1] ?? 0);
 }
@@ -267,9 +277,12 @@ try {
     if (due > performance.now()) await sleep(due - performance.now());
   }
   const trickleReadySeconds = await allReady(cp.admin, NS, trickleStarted, 'every edited site Ready again');
+  const metricsAfterTrickle = await c.metricsText();
   const trickleQueue = quantiles(
-    histogramMinus(histogram(await c.metricsText(), 'workqueue_queue_duration_seconds', QUEUE), queueBefore),
+    histogramMinus(histogram(metricsAfterTrickle, 'workqueue_queue_duration_seconds', QUEUE), queueBefore),
   );
+  // A relist requeues every key: it shows in the trickle's queue time at once.
+  const informerRestarts = informerCounts(metricsAfterTrickle);
 
   // The webhook with every site in its index.
   log('webhook: RSS and review latency');
@@ -397,7 +410,7 @@ try {
     // The restarted process holds the same caches without the garbage of the create burst.
     kbPerSiteAboveIdleAfterRestart: +((restartRss - rssIdle) / 1024 / SITES).toFixed(1),
     queueSeconds: { burst: burstQueue, trickle: trickleQueue, restart: restartQueue },
-    trickle: { edits: edited.length, allReadyAfterSeconds: trickleReadySeconds },
+    trickle: { edits: edited.length, allReadyAfterSeconds: trickleReadySeconds, informerRestarts },
     restart: {
       readySeconds: restartReadySeconds,
       resyncSeconds: restartResyncSeconds,
