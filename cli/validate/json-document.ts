@@ -11,6 +11,7 @@
  */
 
 import type { TextDecoding } from '../../crd/index.ts';
+import { JsonByte as Char } from '../../crd/json-bytes.ts';
 import { int64OrFloat } from '../../crd/json-int64.ts';
 import { type JsonObject, setKey } from '../../crd/json-value.ts';
 
@@ -32,21 +33,6 @@ export function textDecodingOf(document: JsonDocument): TextDecoding {
 const MAX_STRICT_ERRORS = 100;
 
 class NotJson extends Error {}
-
-const Char = {
-  Quote: 0x22,
-  Backslash: 0x5c,
-  Comma: 0x2c,
-  Colon: 0x3a,
-  OpenArray: 0x5b,
-  CloseArray: 0x5d,
-  OpenObject: 0x7b,
-  CloseObject: 0x7d,
-  Space: 0x20,
-  Tab: 0x09,
-  Newline: 0x0a,
-  Return: 0x0d,
-} as const;
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;

@@ -6,6 +6,7 @@
  */
 import { isAscii } from 'node:buffer';
 import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from '../../api/constants.ts';
+import { JsonByte as Byte } from '../../crd/json-bytes.ts';
 import { parseJsonInt64, stringifyJson } from '../../crd/json-int64.ts';
 import { boundMessage, LOG_FIELD_LIMIT, LOG_MESSAGE_LIMIT } from '../admission/bounds.ts';
 import { errored } from '../admission/responses.ts';
@@ -51,22 +52,6 @@ export interface DecodeLimits {
   maxDepth?: number;
   maxValues?: number;
 }
-
-/** The bytes of JSON's structure (all ASCII: a UTF-8 multi-byte character never contains one). */
-const Byte = {
-  Quote: 0x22,
-  Backslash: 0x5c,
-  Comma: 0x2c,
-  Colon: 0x3a,
-  OpenArray: 0x5b,
-  CloseArray: 0x5d,
-  OpenObject: 0x7b,
-  CloseObject: 0x7d,
-  Space: 0x20,
-  Tab: 0x09,
-  Newline: 0x0a,
-  Return: 0x0d,
-} as const;
 
 /**
  * What is wrong with the shape of a JSON text, read from its bytes before anything is parsed:
