@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lastRelease, type ReleaseTree, releaseTree } from '../devenv/release/tree.ts';
+import { webhookRuntime } from '../test/support/webhook-manifest.ts';
 
 export type BaselineTree = ReleaseTree;
 
@@ -38,4 +39,12 @@ export function baselineCli(tree: BaselineTree): string {
     writeFileSync(built, `${tree.commit}\n`);
   }
   return join(tree.dir, 'dist', 'bin', 'staticsite.js');
+}
+
+/**
+ * The NODE_OPTIONS the baseline's webhook ships with (its manifest's), so its column is the
+ * configuration it was released with; BENCH_BASELINE_NODE_OPTIONS overrides them.
+ */
+export function baselineNodeOptions(treeDir: string): string {
+  return process.env.BENCH_BASELINE_NODE_OPTIONS ?? webhookRuntime(treeDir).nodeOptions;
 }

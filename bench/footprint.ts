@@ -25,7 +25,7 @@ import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
 import { builtCli, webhookArgs } from '../devenv/webhook-process.ts';
 import { webhookRuntime } from '../test/support/webhook-manifest.ts';
-import { baselineCli, baselineTree } from './baseline.ts';
+import { baselineCli, baselineNodeOptions, baselineTree } from './baseline.ts';
 import { validateReview } from './validate-review.ts';
 
 const rounds = Number(process.argv[2] ?? 3);
@@ -67,8 +67,6 @@ function start(args: string[], env: Record<string, string> = {}): ChildProcess {
 
 /** The webhook runs with its manifest's NODE_OPTIONS, as in a cluster (BENCH_WEBHOOK_NODE_OPTIONS to try others). */
 const webhookNodeOptions = process.env.BENCH_WEBHOOK_NODE_OPTIONS ?? webhookRuntime().nodeOptions;
-/** The baseline (bench/baseline.ts) with the NODE_OPTIONS its manifest had: none before 0.2.0. */
-const baselineNodeOptions = process.env.BENCH_BASELINE_NODE_OPTIONS ?? '';
 
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
@@ -160,6 +158,8 @@ const cli = builtCli();
 const baseline = parts.has('webhook') ? baselineTree() : undefined;
 const previous = baseline && {
   cli: baselineCli(baseline),
+  // As its manifest ran it (bench/baseline.ts).
+  nodeOptions: baselineNodeOptions(baseline.dir),
   memory: { toFirstReviewCpu: [] as number[], readyRss: [] as number[], ...loadedMemory() },
 };
 const cp = await new ControlPlane().start();
@@ -193,7 +193,7 @@ try {
   for (let round = 0; round < rounds; round++) {
     // The webhook, as the image runs it, with its informer; then the baseline's, the same way.
     if (parts.has('webhook')) await measureWebhook(cli, webhookNodeOptions, webhook);
-    if (previous) await measureWebhook(previous.cli, baselineNodeOptions, previous.memory);
+    if (previous) await measureWebhook(previous.cli, previous.nodeOptions, previous.memory);
     // The floor: a bare Node HTTPS server, the same client and count.
     if (parts.has('bare')) {
       const port = await freePort();
@@ -265,7 +265,7 @@ try {
     const m = previous.memory;
     report.baseline = {
       tree: baseline?.label,
-      nodeOptions: baselineNodeOptions,
+      nodeOptions: previous.nodeOptions,
       cpuSecondsToFirstReview: summary(m.toFirstReviewCpu),
       rssMbWhenReady: summary(m.readyRss),
       rssMbAfterReviews: summary(m.rssAfter),

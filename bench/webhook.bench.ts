@@ -29,7 +29,7 @@ import { promisify } from 'node:util';
 import { freePort } from '../devenv/ports.ts';
 import { loopbackCerts } from '../devenv/webhook-certs.ts';
 import { webhookRuntime } from '../test/support/webhook-manifest.ts';
-import { baselineTree as baseline } from './baseline.ts';
+import { baselineTree as baseline, baselineNodeOptions } from './baseline.ts';
 import { validateReview } from './validate-review.ts';
 
 const run = promisify(execFile);
@@ -40,7 +40,6 @@ const rate = 1000;
 const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
 /** BENCH_WEBHOOK_NODE_OPTIONS overrides the manifest's NODE_OPTIONS for our webhook. */
 const webhookNodeOptions = process.env.BENCH_WEBHOOK_NODE_OPTIONS ?? webhookRuntime().nodeOptions;
-const baselineNodeOptions = process.env.BENCH_BASELINE_NODE_OPTIONS ?? '';
 const VEGETA = 'github.com/tsenart/vegeta/v12@v12.13.0';
 const { name: reviewName, text: review } = validateReview();
 
@@ -82,13 +81,11 @@ async function startServer(mode: 'bare' | 'webhook' | 'go', certDir: string, bas
         })
       : spawn(process.execPath, [join(tree, 'bench', 'webhook-server.ts'), '--mode', mode, '--cert-dir', certDir], {
           stdio: ['ignore', 'pipe', 'inherit'],
-          // The webhook runs with the manifest's NODE_OPTIONS (heap sizes), as it ships.
-          // The webhook runs with the manifest's NODE_OPTIONS, as it ships; the baseline with
-          // BENCH_BASELINE_NODE_OPTIONS (default none, as the releases before 0.2.0 shipped).
+          // Each webhook runs with its own manifest's NODE_OPTIONS, as it ships (bench/baseline.ts).
           env:
             mode !== 'webhook'
               ? process.env
-              : { ...process.env, NODE_OPTIONS: baselineDir ? baselineNodeOptions : webhookNodeOptions },
+              : { ...process.env, NODE_OPTIONS: baselineDir ? baselineNodeOptions(baselineDir) : webhookNodeOptions },
         });
   const [port, metricsPort] =
     mode === 'go'

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 
 export interface WebhookContainer {
@@ -7,9 +8,11 @@ export interface WebhookContainer {
   resources?: { limits?: { memory?: string } };
 }
 
-/** The webhook container of manifests/webhook/webhook.yaml, as the cluster runs it. */
-export function webhookContainer(): WebhookContainer {
-  const text = readFileSync(new URL('../../manifests/webhook/webhook.yaml', import.meta.url), 'utf8');
+const THIS_TREE = new URL('../../', import.meta.url).pathname;
+
+/** The webhook container of manifests/webhook/webhook.yaml (of this tree, or the tree at `root`), as the cluster runs it. */
+export function webhookContainer(root = THIS_TREE): WebhookContainer {
+  const text = readFileSync(join(root, 'manifests/webhook/webhook.yaml'), 'utf8');
   for (const doc of loadAll(text)) {
     const o = doc as { kind?: string; spec?: { template?: { spec?: { containers?: WebhookContainer[] } } } };
     const c =
@@ -20,8 +23,8 @@ export function webhookContainer(): WebhookContainer {
 }
 
 /** The container's NODE_OPTIONS and memory limit in MiB. */
-export function webhookRuntime(): { nodeOptions: string; memoryLimitMi: number } {
-  const c = webhookContainer();
+export function webhookRuntime(root = THIS_TREE): { nodeOptions: string; memoryLimitMi: number } {
+  const c = webhookContainer(root);
   const limit = c.resources?.limits?.memory ?? '';
   const m = /^(\d+)Mi$/.exec(limit);
   if (!m) throw new Error(`expected the webhook memory limit in Mi, got ${JSON.stringify(limit)}`);
