@@ -1,5 +1,6 @@
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { type Clock, SystemClock } from '../../clock/clock.ts';
 import { type Connection, ConnectionTable } from './connection-states.ts';
 
 export interface FairnessSettings {
@@ -24,14 +25,15 @@ export const RECLAIM_REASONS: readonly ReclaimReason[] = ['idle', 'handshake', '
  * not finished), oldest first, until fewer than `reclaimIdleAt` are open, and every pending one
  * older than `pendingDeadlineUnderPressureMs` whatever the count. The newcomer is never closed for
  * its own room, nor is a connection whose request is being answered. No one address takes more
- * than its share.
+ * than its share. Ages are measured on `clock`'s monotonic time.
  */
 export function keepConnectionsFair(
   server: HttpsServer,
   settings: FairnessSettings,
   reclaimed: (reason: ReclaimReason) => void = () => {},
+  clock: Clock = new SystemClock(),
 ): void {
-  const table = new ConnectionTable(server);
+  const table = new ConnectionTable(server, clock);
   const close = (connection: Connection, reason: ReclaimReason) => {
     table.close(connection);
     reclaimed(reason);
@@ -45,7 +47,7 @@ export function keepConnectionsFair(
     const newcomer = table.accepted(socket);
     if (table.open < settings.reclaimIdleAt) return;
     for (const connection of table.idle) close(connection, 'idle');
-    const staleBefore = performance.now() - settings.pendingDeadlineUnderPressureMs;
+    const staleBefore = clock.monotonic() - settings.pendingDeadlineUnderPressureMs;
     for (const connection of table.pending) {
       if (connection === newcomer) break;
       if (table.open < settings.reclaimIdleAt && connection.acceptedAt > staleBefore) break;

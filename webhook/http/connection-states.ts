@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { Clock } from '../../clock/clock.ts';
 
 /**
  * Where an open connection is: `handshake` (TCP accepted, TLS not finished), `headers` (TLS done,
@@ -15,7 +16,7 @@ export type ConnectionState = 'handshake' | 'headers' | 'request' | 'idle';
 
 export interface Connection {
   readonly client: string;
-  /** performance.now() at accept. */
+  /** The table's clock.monotonic() at accept. */
   readonly acceptedAt: number;
   readonly state: ConnectionState;
 }
@@ -48,8 +49,10 @@ export class ConnectionTable {
   private readonly byTlsSocket = new WeakMap<TLSSocket, Entry>();
   private readonly perClient = new Map<string, number>();
   private count = 0;
+  private readonly clock: Clock;
 
-  constructor(server: HttpsServer) {
+  constructor(server: HttpsServer, clock: Clock) {
+    this.clock = clock;
     server.on('secureConnection', (socket: TLSSocket) => this.secured(socket));
     server.on('request', (req: IncomingMessage, res: ServerResponse) => this.requested(req, res));
   }
@@ -83,7 +86,7 @@ export class ConnectionTable {
   accepted(socket: Socket): Connection {
     const entry: Entry = {
       client: socket.remoteAddress ?? '',
-      acceptedAt: performance.now(),
+      acceptedAt: this.clock.monotonic(),
       state: 'handshake',
       lastAnswer: undefined,
       socket,
