@@ -86,8 +86,9 @@ export const CONNECTION_SETTINGS = {
  * docs/webhook-isolation.md), and every review the API server sends for a StaticSite fits. Any other
  * review goes to a worker thread (webhook/isolation/review-pool.ts): two, so one review that runs
  * into a limit leaves the other answering while its worker is replaced. One starts with the process
- * (a worker that cannot load fails the start); a worker idle for 10 s stops (about 30 MiB each), and
- * one starts, in about 0.3 s, when a large review comes. Deadlines stay well inside
+ * to prove that the worker loads (one that cannot fails the start) and stops once it has; a worker
+ * starts, in about 0.3 s, when a large review comes, and stops after 10 s without one (an idle
+ * worker held 12-16 MB of the process's RSS, bench/RESULTS.md). Deadlines stay well inside
  * the 5 s our webhook configurations give a call; the heap fits two maximum-size reviews at once in
  * the manifest's memory limit (test/e2e/webhook-memory.test.ts).
  */
@@ -98,5 +99,6 @@ export const REVIEW_ISOLATION: ReviewIsolationSettings = {
   queueTimeoutMs: 2_000,
   idleMs: 10_000,
   initialWorkers: 1,
+  retireInitialWorkers: true,
   resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
 };

@@ -157,6 +157,31 @@ describe('webhook: the review pool (scripted workers)', function () {
     }
   });
 
+  it('retireInitialWorkers: the first worker stops once it proved it loads; a review starts one again', async () => {
+    const { reviews, replaced } = pool({ workers: 2, initialWorkers: 1, retireInitialWorkers: true, idleMs: 10_000 });
+    await reviews.start();
+    try {
+      expect(reviews.readyWorkers, 'none held after the start').to.equal(0);
+      expect(reviews.available, 'a review sent now still gets a worker').to.equal(true);
+      const answer = await reviews.evaluate(task('answer'));
+      expect(answer.kind === 'admission' ? answer.response.warnings?.[0] : answer.kind).to.equal('answer');
+      expect(reviews.readyWorkers, 'the review started one, which idles for idleMs').to.equal(1);
+      expect(replaced).to.deep.equal([]);
+    } finally {
+      await reviews.close();
+    }
+  });
+
+  it('retireInitialWorkers: a worker that cannot load still fails the start', async () => {
+    const { reviews } = pool({ script: script('broken.ts'), retireInitialWorkers: true });
+    const started = await reviews.start().then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    await reviews.close();
+    expect(started).to.match(/review worker .*broken\.ts did not start: this worker cannot start/);
+  });
+
   it('starts initialWorkers with the pool and the others only when reviews wait for them', async () => {
     const { reviews } = pool({ workers: 2, initialWorkers: 1 });
     expect(reviews.available, 'not before the first worker is ready').to.equal(false);

@@ -22,6 +22,12 @@ export interface ReviewPoolSettings {
    * when reviews wait for them.
    */
   initialWorkers?: number;
+  /**
+   * Whether the workers started with the pool stop as soon as they have proved that the worker
+   * loads, rather than idling for idleMs: a process that sees only reviews within the in-thread
+   * bounds then holds no worker's memory from its start.
+   */
+  retireInitialWorkers?: boolean;
   /** Each worker's heap: a review that needs more is denied and its worker replaced. */
   resourceLimits: Required<Pick<ResourceLimits, 'maxOldGenerationSizeMb' | 'maxYoungGenerationSizeMb'>> &
     Pick<ResourceLimits, 'stackSizeMb'>;
@@ -169,6 +175,7 @@ export class ReviewPool implements ReviewIsolation {
       if (this.started && this.slots.every((s) => s.state !== 'starting')) {
         this.started.resolve();
         this.started = undefined;
+        if (this.options.retireInitialWorkers) for (const idle of this.slots) this.retire(idle);
       }
       this.dispatch();
       return;
