@@ -77,10 +77,8 @@ class WebhookTarget {
       certDir: certs.dir,
       nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`],
     });
+    // Review workers attach as large reviews start them (the one started with the process stops once ready).
     const coverage = await CoverageClient.attach(inspectPort, (script) => script.includes('/dist/bin/'));
-    const deadline = Date.now() + 10_000;
-    // One review worker starts with the process; the others attach when large reviews start them.
-    while (coverage.workerCount < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     return new WebhookTarget(webhook, new ReviewClient(webhook.url, certs.ca.certPem, NO_ANSWER_MS), coverage);
   }
 
