@@ -14,6 +14,7 @@ import { WebhookMetrics } from '../webhook/http/metrics.ts';
 import { createReviewEndpoint } from '../webhook/http/review-endpoint.ts';
 import { crossObjectSteps } from '../webhook/review/cross-object.ts';
 import { createReviewPipeline, siteDecisions } from '../webhook/review/pipeline.ts';
+import { REVIEW_ISOLATION } from '../webhook/server-settings.ts';
 import { validateReview } from './validate-review.ts';
 
 const reviewBody = validateReview();
@@ -21,10 +22,15 @@ const body = Buffer.from(reviewBody.text);
 const hostnames = new MemoryHostnameIndex();
 for (let i = 0; i < 1000; i++) hostnames.set({ namespace: 'web', name: `site-${i}` }, `site-${i}.web.sites.test`);
 hostnames.synced = true;
-// The server's pipeline, every review decided in this thread (as one within the in-thread bounds is).
+// The server's pipeline with its in-thread bounds: the review is within them, so it is placed in
+// this thread (the workers are never asked).
 const pipeline = createReviewPipeline({
   decisions: siteDecisions({ baseDomain: 'sites.test' }),
   steps: crossObjectSteps({ hostnames }),
+  isolation: {
+    inThread: REVIEW_ISOLATION.inThread,
+    workers: { evaluate: () => Promise.reject(new Error('the benchmark review is within the in-thread bounds')) },
+  },
 });
 const endpoint = createReviewEndpoint({
   pipeline,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import request from 'supertest';
-import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUES, shapeProblem } from '../../webhook/review/codec.ts';
+import { DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUES, shapeProblem, valueShapeProblem } from '../../webhook/review/codec.ts';
 import { inProcessWebhook } from '../support/in-process-webhook.ts';
 
 /** A deterministic generator (mulberry32): the same documents on every run. */
@@ -52,6 +52,27 @@ describe('webhook: the shape of a body is read from its bytes, before it is pars
       expect(shapeProblem(bytes, Math.max(depth, 1), values), text).to.equal(undefined);
       expect(shapeProblem(bytes, 100, values - 1), text).to.equal('values');
       if (depth > 1) expect(shapeProblem(bytes, depth - 1, Number.POSITIVE_INFINITY), text).to.equal('depth');
+    }
+  });
+
+  it('read from the parsed value (the in-thread placement), the same verdict at every bound on 3,000 documents', () => {
+    const next = random(20261207);
+    for (let i = 0; i < 3_000; i++) {
+      const value = document(next, 1);
+      const bytes = Buffer.from(JSON.stringify(value));
+      const parsed = JSON.parse(bytes.toString());
+      const { values, depth } = measure(value);
+      for (const [maxDepth, maxValues] of [
+        [Math.max(depth, 1), values],
+        [100, values - 1],
+        [Math.max(depth - 1, 1), Number.POSITIVE_INFINITY],
+        [Math.max(depth - 1, 1), values - 1],
+        [1 + Math.floor(next() * 8), 1 + Math.floor(next() * values)],
+      ] as const) {
+        expect(valueShapeProblem(parsed, maxDepth, maxValues), `${maxDepth} ${maxValues} ${bytes}`).to.equal(
+          shapeProblem(bytes, maxDepth, maxValues),
+        );
+      }
     }
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Bytes to a review and a decision back to bytes: the first and the last step of the pipeline
  * (pipeline.ts). Decoding checks the content type, the body's shape (depth and value count, read
- * from the bytes before anything is parsed), parses, and checks the envelope; encoding serializes
- * the answer once, with the outcome and the log line the HTTP layer needs.
+ * from the bytes before anything is parsed, unless the pipeline parsed a small body first and read
+ * its shape from the value), parses, and checks the envelope; encoding serializes the answer once,
+ * with the outcome and the log line the HTTP layer needs.
  */
 import { isAscii } from 'node:buffer';
 import { CONVERT_PATH, MUTATE_PATH, VALIDATE_PATH } from '../../api/constants.ts';
@@ -115,6 +116,47 @@ export function exceedsDepth(json: Uint8Array, limit: number): boolean {
 export interface DecodeOptions extends DecodeLimits {
   /** The caller already checked the body's shape against limits at least as strict. */
   shapeChecked?: boolean;
+  /** The body as parseBody read it, its shape checked against limits at least as strict. */
+  parsed?: { value: unknown };
+}
+
+/**
+ * The body's JSON value, every int64 exact (throws what JSON.parse throws). For an ASCII body (most
+ * objects are), latin1 decodes the same text as UTF-8 and builds V8's one-byte string without a
+ * UTF-8 pass: about 1.5 µs of a 25 µs review.
+ */
+export function parseBody(body: Buffer): unknown {
+  const text = isAscii(body) ? body.toString('latin1') : body.toString('utf8');
+  // Every int64 exact, as the API server holds it (a BigInt beyond 2^53): verdicts, messages and
+  // patches see the digits sent. The scan for a 16-digit run keeps the reviver off ordinary reviews.
+  return parseJsonInt64(text);
+}
+
+/**
+ * shapeProblem's verdict read from a parsed value instead of its text, in a quarter of the time for
+ * a review of 60 values: the same depth and count, except that a key repeated in one object counts
+ * once (JSON.parse kept the last). Stops at the first value past a limit.
+ */
+export function valueShapeProblem(root: unknown, maxDepth: number, maxValues: number): 'depth' | 'values' | undefined {
+  let values = 0;
+  const walk = (value: unknown, depth: number): 'depth' | 'values' | undefined => {
+    if (++values > maxValues) return 'values';
+    if (typeof value !== 'object' || value === null) return undefined;
+    if (depth > maxDepth) return 'depth';
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        const problem = walk(item, depth + 1);
+        if (problem) return problem;
+      }
+      return undefined;
+    }
+    for (const key in value) {
+      const problem = walk((value as Record<string, unknown>)[key], depth + 1);
+      if (problem) return problem;
+    }
+    return undefined;
+  };
+  return walk(root, 1);
 }
 
 /** Checks the content type and decodes the body; every failure is a ReviewError naming the problem. */
@@ -124,18 +166,14 @@ export function decodeJsonBody(contentType: string | undefined, body: unknown, o
     throw new ReviewError(415, `contentType=${contentType ?? ''}, expected application/json`);
   }
   if (!Buffer.isBuffer(body) || body.length === 0) throw new ReviewError(400, 'request body is empty');
+  if (options.parsed) return options.parsed.value;
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   const maxValues = options.maxValues ?? DEFAULT_MAX_VALUES;
   const problem = options.shapeChecked ? undefined : shapeProblem(body, maxDepth, maxValues);
   if (problem === 'depth') throw new ReviewError(400, `request body nests deeper than ${maxDepth} levels`);
   if (problem === 'values') throw new ReviewError(400, `request body holds more than ${maxValues} JSON values`);
   try {
-    // For an ASCII body (most objects are), latin1 decodes the same text as UTF-8
-    // and builds V8's one-byte string without a UTF-8 pass: about 1.5 µs of a 25 µs review.
-    const text = isAscii(body) ? body.toString('latin1') : body.toString('utf8');
-    // Every int64 exact, as the API server holds it (a BigInt beyond 2^53): verdicts, messages and
-    // patches see the digits sent. The scan for a 16-digit run keeps the reviver off ordinary reviews.
-    return parseJsonInt64(text);
+    return parseBody(body);
   } catch (error) {
     throw new ReviewError(400, `request body is not valid JSON: ${(error as Error).message}`);
   }
